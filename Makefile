@@ -1,0 +1,67 @@
+# memgate - plain Makefile. `make` builds build/memgate, `make check` runs the tests,
+# `make run` runs the main job. WERROR=1 (as CI sets it) turns warnings into errors.
+
+PKGS      := hwloc libcpuid libxml-2.0 jansson
+TEST_PKGS := cmocka
+
+CC       ?= gcc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -I. -pthread
+ifeq ($(WERROR),1)
+CFLAGS   += -Werror
+endif
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+TEST_CFLAGS = $(shell pkg-config --cflags $(TEST_PKGS))
+TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
+LDLIBS   = $(PKG_LIBS) -lm -pthread
+
+B := build
+
+# Everything but main() goes into a static library the tests link too.
+LIB_SRCS := $(wildcard util/*.c hw/*.c impl/*.c suites/*.c reports/*.c)
+LIB_SRCS := $(filter-out suites/main.c,$(LIB_SRCS))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
+
+.PHONY: all deps run check tsan clean format
+all: $(B)/memgate
+
+# The install script is idempotent and quick when everything is there already.
+deps:
+	@sh ci/install-deps.sh --quiet
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libmemgate.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(B)/memgate: $(B)/suites/main.o $(B)/libmemgate.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/tests/%: $(B)/tests/%.o $(B)/libmemgate.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
+
+# The main job: everything the host supports, embedded defaults, reports under build/.
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json
+
+check: deps
+	@$(MAKE) --no-print-directory all $(TESTS)
+	@sh tests/run.sh $(B) $(TESTS)
+
+format:
+	clang-format -i $(wildcard */*.c */*.h)
+
+clean:
+	rm -rf $(B)
+
+-include $(LIB_OBJS:.o=.d) $(B)/suites/main.d $(TESTS:%=%.d)

@@ -1,0 +1,59 @@
+/* cpu.c - CPU identification through libcpuid, plus the leaf-7 bits libcpuid has no flag for. */
+#include "hw/hw.h"
+
+#include <errno.h>
+#include <libcpuid/libcpuid.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Names for libcpuid's hypervisor_vendor_t, in its order (libcpuid 0.6). */
+static const char *hypervisor_name(hypervisor_vendor_t v)
+{
+	static const char *const names[] = {
+		[HYPERVISOR_NONE] = "none",	[HYPERVISOR_BHYVE] = "bhyve",
+		[HYPERVISOR_HYPERV] = "hyper-v", [HYPERVISOR_KVM] = "kvm",
+		[HYPERVISOR_PARALLELS] = "parallels", [HYPERVISOR_QEMU] = "qemu",
+		[HYPERVISOR_VIRTUALBOX] = "virtualbox", [HYPERVISOR_VMWARE] = "vmware",
+		[HYPERVISOR_XEN] = "xen",
+	};
+
+	if (v >= 0 && (size_t)v < sizeof(names) / sizeof(names[0]) && names[v])
+		return names[v];
+	return "unknown";
+}
+
+int hw_cpu_detect(struct hw_cpu *cpu, struct mg_err *err)
+{
+	struct cpu_raw_data_t raw;
+	struct cpu_id_t id;
+	uint32_t max_leaf, max_ext;
+
+	memset(cpu, 0, sizeof(*cpu));
+	if (!cpuid_present())
+		return mg_err_set(err, ENOTSUP, "CPUID instruction not available");
+	if (cpuid_get_raw_data(&raw) < 0 || cpu_identify(&raw, &id) < 0)
+		return mg_err_set(err, EIO, "libcpuid: %s", cpuid_error());
+
+	snprintf(cpu->vendor, sizeof(cpu->vendor), "%s", id.vendor_str);
+	snprintf(cpu->brand, sizeof(cpu->brand), "%s", id.brand_str);
+	cpu->family = id.ext_family;
+	cpu->model = id.ext_model;
+	cpu->stepping = id.stepping;
+	cpu->cores_per_package = id.num_cores;
+	cpu->logical_cpus = id.total_logical_cpus;
+	snprintf(cpu->hypervisor, sizeof(cpu->hypervisor), "%s",
+		 hypervisor_name(cpuid_get_hypervisor(&raw, &id)));
+
+	/* Leaf 0 EAX and leaf 0x80000000 EAX give the highest leaves the raw dump is valid for. */
+	max_leaf = raw.basic_cpuid[0][EAX];
+	max_ext = raw.ext_cpuid[0][EAX];
+	if (max_ext >= 0x80000007)
+		cpu->invariant_tsc = raw.ext_cpuid[7][EDX] & (1u << 8);
+	if (max_leaf >= 7) {
+		/* libcpuid stores leaf 7 sub-leaf 0, the one holding both bits. */
+		cpu->erms = raw.basic_cpuid[7][EBX] & (1u << 9);
+		cpu->fsrm = raw.basic_cpuid[7][EDX] & (1u << 4);
+	}
+	cpu->known = true;
+	return 0;
+}

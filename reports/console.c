@@ -1,0 +1,48 @@
+/* console.c - the readable summary printed at the end of `memgate run`. */
+#include "reports/report.h"
+
+#include <string.h>
+
+char *report_metric_line(const struct metric_result *m, char *buf, size_t len)
+{
+	const struct stats_summary *s = &m->sum;
+
+	snprintf(buf, len,
+		 "%s: median %.6g %s (MAD %.3g, min %.6g, max %.6g, 95%% CI %.6g..%.6g, n %zu, "
+		 "%s is better, counter %s)",
+		 m->def->name, s->median, m->def->unit, s->mad, s->min, s->max, s->ci_lo, s->ci_hi,
+		 s->n, m->def->better == LOWER_IS_BETTER ? "lower" : "higher",
+		 m->counter[0] ? m->counter : "n/a");
+	return buf;
+}
+
+void report_console(const struct report_run *run, FILE *out)
+{
+	size_t count[4] = {0};
+	char full[256], line[512];
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+
+		count[r->outcome]++;
+		fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
+			runner_full_name(r->inst, full, sizeof(full)), r->time_s);
+		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
+			if (r->metrics[k].n)
+				fprintf(out, "      %s\n",
+					report_metric_line(&r->metrics[k], line, sizeof(line)));
+		if (r->message && r->outcome != OUTCOME_PASS)
+			fprintf(out, "      %s\n", r->message);
+		if (r->outcome == OUTCOME_ERROR && r->stderr_tail) {
+			size_t len = strlen(r->stderr_tail);
+			/* The last few lines are usually enough to see why; the reports hold more. */
+			const char *tail = len > 600 ? r->stderr_tail + len - 600 : r->stderr_tail;
+
+			fprintf(out, "      stderr (tail):\n%s%s", tail,
+				tail[strlen(tail) - 1] == '\n' ? "" : "\n");
+		}
+	}
+	fprintf(out, "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped (%.1f s)\n",
+		run->n, count[OUTCOME_PASS], count[OUTCOME_FAIL], count[OUTCOME_ERROR],
+		count[OUTCOME_SKIP], run->time_s);
+}

@@ -1,0 +1,85 @@
+/* json.c - the run as JSON: every sample and summary, the input of baselines and comparisons. */
+#include "reports/report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/text.h"
+
+/* A string JSON can carry: the child's stderr may hold bytes that are not UTF-8. */
+static json_t *jstr(const char *s)
+{
+	char *u;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	u = text_utf8_clean(s, strlen(s));
+	j = u ? json_string(u) : json_null();
+	free(u);
+	return j;
+}
+
+static json_t *metric_json(const struct metric_result *m)
+{
+	json_t *samples = json_array(), *stolen = json_array();
+	const struct stats_summary *s = &m->sum;
+
+	for (size_t i = 0; i < m->n; i++) {
+		json_array_append_new(samples, json_real(m->v[i]));
+		json_array_append_new(stolen, json_boolean(m->stolen[i]));
+	}
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:{s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
+			 "s:f, s:f}}",
+			 "name", m->def->name, "unit", m->def->unit, "better",
+			 m->def->better == LOWER_IS_BETTER ? "lower" : "higher", "counter",
+			 m->counter[0] ? m->counter : "none", "samples", samples, "stolen", stolen,
+			 "summary", "n", (json_int_t)s->n, "median", s->median, "mad", s->mad, "min",
+			 s->min, "max", s->max, "mean", s->mean, "sd", s->sd, "ci95_lo", s->ci_lo,
+			 "ci95_hi", s->ci_hi);
+}
+
+static json_t *case_json(const struct case_result *r)
+{
+	json_t *params = json_object(), *metrics = json_array(), *props = json_object();
+	const struct case_inst *in = r->inst;
+
+	for (unsigned int i = 0; i < in->params.n; i++)
+		json_object_set_new(params, in->params.p[i].name, json_string(in->params.p[i].value));
+	for (unsigned int i = 0; i < in->def->n_metrics; i++)
+		if (r->metrics[i].n)
+			json_array_append_new(metrics, metric_json(&r->metrics[i]));
+	for (size_t i = 0; i < r->n_props; i++)
+		json_object_set_new(props, r->props[i].name, jstr(r->props[i].value));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:f, s:s, s:o, s:o, s:o}",
+			 "suite", in->suite->name, "group", in->def->group, "case", in->def->name,
+			 "name", in->name, "params", params, "kind",
+			 in->def->kind == CASE_PERF ? "perf" : "check", "outcome",
+			 case_outcome_name(r->outcome), "message", jstr(r->message), "time_s",
+			 r->time_s, "timestamp", r->timestamp, "metrics", metrics, "properties",
+			 props, "stderr_tail", jstr(r->stderr_tail));
+}
+
+int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)
+{
+	json_t *cases = json_array(), *root;
+	char tmp[4096];
+	int ret = 0;
+
+	for (size_t i = 0; i < run->n; i++)
+		json_array_append_new(cases, case_json(&run->results[i]));
+	root = json_pack("{s:s, s:s, s:s, s:f, s:o, s:o}", "memgate_version", run->version,
+			 "timestamp", run->timestamp, "hostname", run->hostname, "time_s",
+			 run->time_s, "host", hw_to_json(run->hw), "cases", cases);
+	if (!root)
+		return mg_err_set(err, ENOMEM, "cannot build the JSON report");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
+		ret = mg_err_set(err, EIO, "%s: cannot write the JSON report", tmp);
+	else if (rename(tmp, path))
+		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	json_decref(root);
+	return ret;
+}

@@ -1,0 +1,42 @@
+/* report.h - what a run produced, and the writers that turn it into JUnit, JSON and text. */
+#ifndef MG_REPORTS_REPORT_H
+#define MG_REPORTS_REPORT_H
+
+#include <stdio.h>
+
+#include "hw/hw.h"
+#include "suites/runner.h"
+#include "util/err.h"
+
+struct report_run {
+	const struct hw_info *hw;
+	const struct case_result *results;
+	size_t n;
+	char timestamp[24];	/* run start, UTC, "YYYY-MM-DDTHH:MM:SS" */
+	double time_s;
+	char hostname[256];
+	const char *version;
+};
+
+enum junit_style {
+	JUNIT_JENKINS,	/* jenkins-xunit-junit-10.xsd: per-case output, Jenkins' own reader */
+	JUNIT_ANT,	/* windyroad-JUnit.xsd: strict Ant, case output moves to the suite */
+};
+
+/**
+ * report_junit_write() - write @run as JUnit XML in @style to @path (replaced atomically).
+ * Text that is not valid XML 1.0 is replaced with U+FFFD. Returns 0 or -errno with @err.
+ */
+int report_junit_write(const struct report_run *run, enum junit_style style, const char *path,
+		       struct mg_err *err);
+
+/** report_json_write() - write @run as JSON (the input of baselines) to @path. 0 or -errno. */
+int report_json_write(const struct report_run *run, const char *path, struct mg_err *err);
+
+/** report_console() - the readable table: one line per case, figures of perf cases. */
+void report_console(const struct report_run *run, FILE *out);
+
+/** report_metric_line() - "name: median U (MAD .., n ..)" for metric @m into @buf. */
+char *report_metric_line(const struct metric_result *m, char *buf, size_t len);
+
+#endif

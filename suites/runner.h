@@ -1,0 +1,76 @@
+/* runner.h - expand suites over the host, run each case in a forked child, collect results. */
+#ifndef MG_SUITES_RUNNER_H
+#define MG_SUITES_RUNNER_H
+
+#include <stddef.h>
+
+#include "suites/case.h"
+#include "util/err.h"
+
+/* What the parent learned about one metric of one case. */
+struct metric_result {
+	const struct metric_def *def;
+	char counter[24];	/* what measured it: "tsc", "perf:cpu-cycles", "clock" */
+	double *v;		/* samples in the order taken */
+	unsigned char *stolen;	/* per sample: the VM lost a CPU meanwhile */
+	size_t n, cap;
+	struct stats_summary sum;	/* valid when n > 0 */
+};
+
+struct case_prop {
+	char *name;
+	char *value;
+};
+
+struct case_result {
+	const struct case_inst *inst;
+	enum case_outcome outcome;
+	char *message;		/* failure, skip or error message; NULL on pass */
+	char *output;		/* the case's log lines */
+	char *stderr_tail;	/* last bytes the child wrote to stdout/stderr */
+	double time_s;		/* wall time of the child, fork to reap */
+	char timestamp[24];	/* start, UTC, "YYYY-MM-DDTHH:MM:SS" */
+	int term_signal;	/* the signal that killed the child, 0 if none */
+	int timed_out;
+	struct metric_result *metrics;	/* one per metric of the definition */
+	struct case_prop *props;
+	size_t n_props;
+};
+
+/* Which cases to run: suite names (all when n_suites is 0) and a glob on "suite.group.name[..]". */
+struct runner_filter {
+	const char *const *suites;
+	size_t n_suites;
+	const char *glob;
+};
+
+/**
+ * runner_expand() - the instances of the @n_suites suites that pass @filter, with their
+ * parameter matrices built from @hw. Returns 0 and a new array in @out (free it) or -errno;
+ * -ENOENT with @err naming an unknown suite.
+ */
+int runner_expand(const struct suite_def *const *suites, size_t n_suites, const struct hw_info *hw,
+		  const struct runner_filter *filter, struct case_inst **out, size_t *n_out,
+		  struct mg_err *err);
+
+/** runner_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
+char *runner_full_name(const struct case_inst *inst, char *buf, size_t len);
+
+/**
+ * runner_run() - run the @n instances one after another, each in a forked child with
+ * @opts->timeout_s, filling @results[0..n). A crash, a timeout or a child that ends without
+ * a result is an ERROR result, and the run goes on. Stops early only on SIGINT or SIGTERM:
+ * the remaining results are then ERROR "not run: interrupted", and the signal number is
+ * returned so the caller can report what was measured and exit 128 + it.
+ * Returns 0, a signal number, or -errno when the harness itself failed (@err says why).
+ */
+int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw,
+	       const struct run_opts *opts, struct case_result *results, struct mg_err *err);
+
+/** runner_result_release() - free what runner_run() allocated inside @r. */
+void runner_result_release(struct case_result *r);
+
+/* For tests: the child side writes JSON lines on @fd; parse one into @r. Returns 0 or -EINVAL. */
+int runner_apply_event(struct case_result *r, const char *line);
+
+#endif

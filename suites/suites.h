@@ -1,0 +1,14 @@
+/* suites.h - the suites memgate knows, in the order it runs them. */
+#ifndef MG_SUITES_SUITES_H
+#define MG_SUITES_SUITES_H
+
+#include <stddef.h>
+
+#include "suites/case.h"
+
+extern const struct suite_def suite_hw;
+
+/** suites_all() - every suite, in run order; @n gets the count. */
+const struct suite_def *const *suites_all(size_t *n);
+
+#endif

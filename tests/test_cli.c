@@ -1,0 +1,177 @@
+/* test_cli.c - build/memgate as a user runs it: exit statuses, output, reports. */
+#include "tests/testutil.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run `build/memgate ARGS`, stdout and stderr together; returns the exit status. */
+static int memgate(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int memgate(char **out, const char *fmt, ...)
+{
+	char args[2048], cmd[2400], *buf = NULL;
+	size_t len = 0, cap = 0;
+	va_list ap;
+	FILE *p;
+	int status;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s/memgate %s 2>&1", test_build_dir(), args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 65536;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		size_t r = fread(buf + len, 1, 4096, p);
+
+		if (r == 0)
+			break;
+		len += r;
+	}
+	buf[len] = '\0';
+	status = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void expect(int want_status, const char *want_text, const char *args)
+{
+	char *out;
+	int st = memgate(&out, "%s", args);
+
+	if (st != want_status || (want_text && !strstr(out, want_text)))
+		fail_msg("memgate %s: exit %d (want %d), output:\n%s\n(wanted: %s)", args, st,
+			 want_status, out, want_text ? want_text : "-");
+	free(out);
+}
+
+static void test_usage(void **state)
+{
+	(void)state;
+	expect(0, "exit status:", "--help");
+	expect(0, "128+N", "run --help");
+	expect(2, "missing command", "");
+	expect(2, "unknown command 'frobnicate'", "frobnicate");
+	expect(2, "--samples expects a whole number", "run -n abc");
+	expect(2, "--samples expects a whole number", "run -n 0");
+	expect(2, "unknown suite \"nosuch\"", "run -s nosuch");
+	expect(2, "no case matches", "run -k 'nothing*'");
+	expect(2, "--junit-style expects", "run --junit-style xunit");
+	expect(2, "unrecognized option", "hw --junit x.xml");
+	expect(2, "unexpected argument 'extra'", "list extra");
+}
+
+static void test_hw_text_and_json(void **state)
+{
+	char *out;
+	json_t *j;
+	json_error_t jerr;
+
+	(void)state;
+	expect(0, "fingerprint:", "hw");
+	assert_int_equal(memgate(&out, "hw --json"), 0);
+	j = json_loads(out, 0, &jerr);
+	if (!j)
+		fail_msg("hw --json is not JSON: %s\n%s", jerr.text, out);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "topology"), "pus")),
+			 sysconf(_SC_NPROCESSORS_ONLN));
+	assert_true(json_is_boolean(
+		json_object_get(json_object_get(json_object_get(j, "host"), "cpu"), "invariant_tsc")));
+	assert_non_null(json_string_value(json_object_get(json_object_get(j, "host"), "thp")));
+	json_decref(j);
+	free(out);
+}
+
+static void test_topologies(void **state)
+{
+	DIR *d = opendir(SHARED_DIR "/topologies");
+	struct dirent *e;
+	int n = 0;
+
+	(void)state;
+	if (!d)
+		skip_because(SHARED_DIR "/topologies not found beside the checkout");
+	while ((e = readdir(d))) {
+		char args[512];
+
+		if (!strstr(e->d_name, ".xml"))
+			continue;
+		snprintf(args, sizeof(args), "hw --topology " SHARED_DIR "/topologies/%s", e->d_name);
+		expect(0, "binding: impossible", args);
+		snprintf(args, sizeof(args), "hw --json --topology " SHARED_DIR "/topologies/%s",
+			 e->d_name);
+		expect(0, "\"can_bind\": false", args);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 4);
+	expect(0, "16 PUs", "hw --topology 'synthetic:pack:2 [numa] core:4 pu:2'");
+	expect(2, "not valid", "hw --topology synthetic:nonsense");
+	expect(2, "COPYING.hwloc:1: not well-formed XML",
+	       "hw --topology " SHARED_DIR "/topologies/COPYING.hwloc");
+}
+
+static void validate(const char *xml, const char *schema)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "xmllint --noout --schema " SHARED_DIR "/schemas/%s %s", schema,
+		 xml);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The hw suite on this host: the end-to-end run, both JUnit dialects. */
+static void test_run_hw_suite(void **state)
+{
+	char xml[256], ant[256], json[256], args[1024];
+
+	(void)state;
+	if (access(SHARED_DIR "/schemas", R_OK) || system("command -v xmllint >/dev/null"))
+		skip_because("needs " SHARED_DIR "/schemas and xmllint");
+	snprintf(xml, sizeof(xml), "%s/test-hw.xml", test_build_dir());
+	snprintf(ant, sizeof(ant), "%s/test-hw-ant.xml", test_build_dir());
+	snprintf(json, sizeof(json), "%s/test-hw.json", test_build_dir());
+	snprintf(args, sizeof(args), "run -s hw --quick --junit %s --json %s", xml, json);
+	expect(0, "0 failed, 0 errors", args);
+	validate(xml, "jenkins-xunit-junit-10.xsd");
+	snprintf(args, sizeof(args), "run -s hw --quick --junit %s --junit-style ant", ant);
+	expect(0, "passed", args);
+	validate(ant, "windyroad-JUnit.xsd");
+}
+
+/* A loaded topology plans but does not execute: every host case is SKIP with the reason. */
+static void test_run_on_loaded_topology(void **state)
+{
+	char xml[256], args[1024];
+
+	(void)state;
+	snprintf(xml, sizeof(xml), "%s/test-synthetic.xml", test_build_dir());
+	snprintf(args, sizeof(args),
+		 "run --quick --topology 'synthetic:pack:2 [numa] core:2 pu:1' --junit %s", xml);
+	expect(0, "plans are checked, not executed", args);
+	expect(0, "hw.topology.pu_count", "list --topology 'synthetic:pack:2 [numa] core:2 pu:1'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_hw_text_and_json),
+		cmocka_unit_test(test_topologies),
+		cmocka_unit_test(test_run_hw_suite),
+		cmocka_unit_test(test_run_on_loaded_topology),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

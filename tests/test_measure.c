@@ -1,0 +1,98 @@
+/* test_measure.c - the RSS, CPU-time, steal and cycle readers see real changes. */
+#include "tests/testutil.h"
+
+#include <malloc.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "suites/measure.h"
+
+#define MIB (1024 * 1024)
+
+static void test_rss_follows_touched_memory(void **state)
+{
+	struct measure_rss before, after;
+	size_t len = 64 * MIB;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)state;
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(measure_rss(&before), 0);
+	memset(p, 1, len);
+	assert_int_equal(measure_rss(&after), 0);
+	/* 64 MiB written: Rss and Anonymous grow by all of it (THP or not). */
+	assert_true(after.rss_kib - before.rss_kib >= 60 * 1024);
+	assert_true(after.anon_kib - before.anon_kib >= 60 * 1024);
+	assert_true(after.peak_rss_kib >= after.rss_kib - 1024);
+	munmap(p, len);
+}
+
+static void test_heap_and_mallinfo(void **state)
+{
+	struct measure_rss before, after;
+	enum { N = 100000 };
+	static void *chunks[N];
+
+	(void)state;
+	assert_int_equal(measure_rss(&before), 0);
+	/* 100,000 chunks of 128 B come from the brk heap of the main arena: ~13 MB. */
+	for (int i = 0; i < N; i++) {
+		chunks[i] = malloc(128);
+		memset(chunks[i], 2, 128);
+	}
+	assert_int_equal(measure_rss(&after), 0);
+	assert_true(after.malloc_in_use - before.malloc_in_use >= (uint64_t)N * 128);
+	assert_true(after.heap_rss_kib - before.heap_rss_kib >= (uint64_t)N * 128 / 1024 * 9 / 10);
+	for (int i = 0; i < N; i++)
+		free(chunks[i]);
+}
+
+static void test_span(void **state)
+{
+	struct measure_span s;
+	volatile uint64_t x = 0;
+	uint64_t steal0 = measure_steal_ticks();
+
+	(void)state;
+	measure_span_begin(&s);
+	for (int i = 0; i < 20000000; i++)
+		x += (uint64_t)i;
+	measure_span_end(&s);
+	assert_true(s.wall_ns > 0 && s.thread_cpu_ns > 0);
+	/* A thread cannot use more CPU than wall time; 1 ms of slack for clock granularity. */
+	assert_true(s.thread_cpu_ns <= s.wall_ns + 1000000);
+	assert_true(s.process_cpu_ns >= s.thread_cpu_ns - 1000000);
+	assert_true(measure_steal_ticks() >= steal0);
+}
+
+static void test_cycles(void **state)
+{
+	struct measure_cycles c;
+	uint64_t a, b;
+
+	(void)state;
+	measure_cycles_open(&c, false);
+	assert_string_equal(measure_cycles_name(&c), "tsc");
+	a = measure_cycles_read(&c);
+	b = measure_cycles_read(&c);
+	assert_true(b > a);
+	measure_cycles_close(&c);
+	/* With perf asked for, either counter is fine; the name must say which one. */
+	measure_cycles_open(&c, true);
+	printf("# cycle counter here: %s\n", measure_cycles_name(&c));
+	assert_true(!strcmp(measure_cycles_name(&c), "tsc") ||
+		    !strcmp(measure_cycles_name(&c), "perf:cpu-cycles"));
+	measure_cycles_close(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rss_follows_touched_memory),
+		cmocka_unit_test(test_heap_and_mallinfo),
+		cmocka_unit_test(test_span),
+		cmocka_unit_test(test_cycles),
+	};
+
+	return cmocka_run_group_tests_name("measure", tests, NULL, NULL);
+}

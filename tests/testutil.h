@@ -1,0 +1,33 @@
+/* testutil.h - what the cmocka test programs share: includes, skips with a reason, paths. */
+#ifndef MG_TESTS_TESTUTIL_H
+#define MG_TESTS_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+/* cmocka's TAP output drops the reason of a skip: print it as a TAP comment first. */
+#define skip_because(...)                                                                          \
+	do {                                                                                       \
+		printf("# skipped: ");                                                             \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		skip();                                                                            \
+	} while (0)
+
+/* The build directory (tests/run.sh passes it; `build` when run by hand). */
+static inline const char *test_build_dir(void)
+{
+	const char *b = getenv("MEMGATE_BUILD");
+
+	return b ? b : "build";
+}
+
+/* The shared folder beside the checkout, where the schemas and topologies live. */
+#define SHARED_DIR "../shared"
+
+#endif

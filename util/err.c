@@ -1,0 +1,26 @@
+/* err.c - filling struct mg_err. */
+#include "util/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int mg_err_set(struct mg_err *err, int code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+		err->code = code;
+	}
+	return code > 0 ? -code : (code < 0 ? code : -1);
+}
+
+void mg_err_clear(struct mg_err *err)
+{
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+}

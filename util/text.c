@@ -1,0 +1,137 @@
+/* text.c - XML-safe copies of arbitrary bytes, small file readers, glob matching. */
+#include "util/text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <libxml/xmlstring.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* XML 1.0 section 2.2, production [2] Char. */
+static int xml_char_ok(int c)
+{
+	return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+	       (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+/* libxml2 decodes overlong forms ("\xC0\xAF" as '/'); UTF-8 forbids them. */
+static int overlong(int c, int n)
+{
+	return (n == 2 && c < 0x80) || (n == 3 && c < 0x800) || (n == 4 && c < 0x10000);
+}
+
+static char *clean(const char *s, size_t len, int xml)
+{
+	/* Each input byte yields at most the 3 bytes of U+FFFD. */
+	char *out = malloc(len * 3 + 1);
+	size_t i = 0, o = 0;
+
+	if (!out)
+		return NULL;
+	while (i < len) {
+		int n = (int)(len - i > 4 ? 4 : len - i);
+		/* libxml2 decodes one character and rejects overlong and truncated forms. */
+		int c = xmlGetUTF8Char((const xmlChar *)s + i, &n);
+
+		if (c < 0 || n <= 0 || (xml && !xml_char_ok(c)) || (c >= 0xD800 && c <= 0xDFFF) ||
+		    c > 0x10FFFF || overlong(c, n)) {
+			memcpy(out + o, "\xEF\xBF\xBD", 3);
+			o += 3;
+			i += (c < 0 || n <= 0 || overlong(c, n)) ? 1 : (size_t)n;
+			continue;
+		}
+		memcpy(out + o, s + i, (size_t)n);
+		o += (size_t)n;
+		i += (size_t)n;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+char *text_read_file(const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	size_t used = 0;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(max + 1);
+	if (!buf) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	while (used < max) {
+		ssize_t r = read(fd, buf + used, max - used);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int saved = errno;
+
+			free(buf);
+			close(fd);
+			errno = saved;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		used += (size_t)r;
+	}
+	close(fd);
+	buf[used] = '\0';
+	return buf;
+}
+
+char *text_xml_clean(const char *s, size_t len)
+{
+	return clean(s, len, 1);
+}
+
+char *text_utf8_clean(const char *s, size_t len)
+{
+	return clean(s, len, 0);
+}
+
+int text_read_u64(const char *path, uint64_t *out)
+{
+	char *buf = text_read_file(path, 64);
+	char *end;
+	int ret = 0;
+
+	if (!buf)
+		return -errno;
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	if (end == buf || errno)
+		ret = -EINVAL;
+	free(buf);
+	return ret;
+}
+
+int text_meminfo_kib(const char *text, const char *key, uint64_t *out)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		/* A line is "Key:   value [kB]"; match the key exactly, colon included. */
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			*out = strtoull(p + klen + 1, NULL, 10);
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -ENOENT;
+}
+
+int text_glob(const char *pattern, const char *name)
+{
+	return fnmatch(pattern, name, 0) == 0;
+}

@@ -1,0 +1,43 @@
+/* text.h - small text helpers: XML-safe copies, file reads, glob matching. */
+#ifndef MG_UTIL_TEXT_H
+#define MG_UTIL_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * text_xml_clean() - copy @len bytes of @s into a new NUL-terminated string that is valid
+ * XML 1.0 character data: invalid UTF-8 and characters XML forbids (controls other than
+ * tab, newline and carriage return, surrogates, U+FFFE/U+FFFF) become U+FFFD.
+ * Returns the copy (free it), or NULL when out of memory.
+ */
+char *text_xml_clean(const char *s, size_t len);
+
+/**
+ * text_utf8_clean() - the same for UTF-8 alone: invalid sequences become U+FFFD, every valid
+ * character (controls included) stays. Returns the copy (free it), or NULL.
+ */
+char *text_utf8_clean(const char *s, size_t len);
+
+/**
+ * text_read_file() - read at most @max bytes of @path into a new NUL-terminated buffer.
+ * Returns the buffer (free it) or NULL with errno set.
+ */
+char *text_read_file(const char *path, size_t max);
+
+/**
+ * text_read_u64() - read one unsigned decimal number from a sysfs/procfs file.
+ * Returns 0 and fills @out, or -errno (-EINVAL when the file holds no number).
+ */
+int text_read_u64(const char *path, uint64_t *out);
+
+/**
+ * text_meminfo_kib() - the value of @key ("MemTotal", "HugePages_Free", ...) in a
+ * /proc/meminfo-style @text. Returns 0 and fills @out, or -ENOENT when the key is absent.
+ */
+int text_meminfo_kib(const char *text, const char *key, uint64_t *out);
+
+/** text_glob() - does @name match the shell pattern @pattern (fnmatch, no flags)? */
+int text_glob(const char *pattern, const char *name);
+
+#endif
