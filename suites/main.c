@@ -295,18 +295,31 @@ static int expand(const struct cli *c, const struct hw_info *hw, struct case_ins
 	return ret == -ENOENT ? EXIT_USAGE : ret ? EXIT_HARNESS : 0;
 }
 
+/* What list and run share: parse the options, describe the host, expand the cases. */
+static int plan(struct cli *c, int argc, char **argv, const struct option *table,
+		const char *shorts, struct hw_info *hw, struct case_inst **insts, size_t *n)
+{
+	int ret = parse_cli(c, argc, argv, table, shorts);
+
+	if (ret || (ret = load_hw(hw, c->topology)))
+		return ret;
+	ret = expand(c, hw, insts, n);
+	if (ret)
+		hw_release(hw);
+	return ret;
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	struct cli c;
 	struct hw_info hw;
 	struct case_inst *insts = NULL;
 	size_t n = 0;
-	int ret = parse_cli(&c, argc, argv, list_long, "s:k:");
+	int ret = plan(&c, argc, argv, list_long, "s:k:", &hw, &insts, &n);
 
-	if (ret || (ret = load_hw(&hw, c.topology)))
+	if (ret)
 		return ret;
-	ret = expand(&c, &hw, &insts, &n);
-	for (size_t i = 0; !ret && i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct case_def *d = insts[i].def;
 		char full[256];
 
@@ -393,12 +406,11 @@ static int cmd_run(int argc, char **argv)
 	struct hw_info hw;
 	struct case_inst *insts = NULL;
 	size_t n = 0;
-	int ret = parse_cli(&c, argc, argv, run_long, "s:k:n:");
+	int ret = plan(&c, argc, argv, run_long, "s:k:n:", &hw, &insts, &n);
 
-	if (ret || (ret = load_hw(&hw, c.topology)))
+	if (ret)
 		return ret;
-	ret = expand(&c, &hw, &insts, &n);
-	if (!ret && n == 0) {
+	if (n == 0) {
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
 	}

@@ -296,21 +296,29 @@ static void assert_xpath_has(xmlDocPtr doc, const char *expr, const char *part)
 	xmlFree(got);
 }
 
-static void test_junit_jenkins(void **state)
+/* Write the shared run as JUnit in @style to a new file named in @path, and parse it back. */
+static xmlDocPtr junit_doc(enum junit_style style, char *path)
 {
 	struct report_run rep;
 	struct mg_err err;
-	char path[] = "/tmp/memgate-junit-XXXXXX";
 	int fd = mkstemp(path);
 	xmlDocPtr doc;
 
-	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
 	make_report(&rep);
-	assert_int_equal(report_junit_write(&rep, JUNIT_JENKINS, path, &err), 0);
+	assert_int_equal(report_junit_write(&rep, style, path, &err), 0);
 	doc = xmlReadFile(path, NULL, 0);
 	assert_non_null(doc);
+	return doc;
+}
+
+static void test_junit_jenkins(void **state)
+{
+	char path[] = "/tmp/memgate-junit-XXXXXX";
+	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path);
+
+	(void)state;
 	assert_xpath(doc, "string(//testsuite/@tests)", "11");
 	assert_xpath(doc, "string(//testsuite/@failures)", "2");
 	assert_xpath(doc, "string(//testsuite/@errors)", "3");
@@ -337,19 +345,10 @@ static void test_junit_jenkins(void **state)
 
 static void test_junit_ant(void **state)
 {
-	struct report_run rep;
-	struct mg_err err;
 	char path[] = "/tmp/memgate-junit-XXXXXX";
-	int fd = mkstemp(path);
-	xmlDocPtr doc;
+	xmlDocPtr doc = junit_doc(JUNIT_ANT, path);
 
 	(void)state;
-	assert_true(fd >= 0);
-	close(fd);
-	make_report(&rep);
-	assert_int_equal(report_junit_write(&rep, JUNIT_ANT, path, &err), 0);
-	doc = xmlReadFile(path, NULL, 0);
-	assert_non_null(doc);
 	/* Ant has no per-case output: it moves to the suite, under each case's name. */
 	assert_xpath(doc, "count(//testcase/system-out)", "0");
 	assert_xpath_has(doc, "string(//testsuite/system-out)", "== basic.pass");
@@ -363,20 +362,12 @@ static void test_junit_ant(void **state)
 static void test_time_format(void **state)
 {
 	regex_t re;
-	struct report_run rep;
-	struct mg_err err;
 	char path[] = "/tmp/memgate-junit-XXXXXX";
-	int fd = mkstemp(path);
-	xmlDocPtr doc;
-	xmlXPathContextPtr ctx;
+	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path);
+	xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
 	xmlXPathObjectPtr o;
 
 	(void)state;
-	close(fd);
-	make_report(&rep);
-	assert_int_equal(report_junit_write(&rep, JUNIT_JENKINS, path, &err), 0);
-	doc = xmlReadFile(path, NULL, 0);
-	ctx = xmlXPathNewContext(doc);
 	o = xmlXPathEvalExpression(BAD_CAST "//@time", ctx);
 	/* C-locale decimals, at most three of them: what Jenkins' SUREFIRE_TIME accepts. */
 	assert_int_equal(regcomp(&re, "^[0-9]+\\.[0-9]{3}$", REG_EXTENDED), 0);
