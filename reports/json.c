@@ -56,7 +56,7 @@ static json_t *case_json(const struct case_result *r)
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:f, s:s, s:o, s:o, s:o}",
 			 "suite", in->suite->name, "group", in->def->group, "case", in->def->name,
 			 "name", in->name, "params", params, "kind",
-			 in->def->kind == CASE_PERF ? "perf" : "check", "outcome",
+			 in->def->kind == CASE_PERF ? "perf" : in->def->kind == CASE_GATE ? "gate" : "check", "outcome",
 			 case_outcome_name(r->outcome), "message", jstr(r->message), "time_s",
 			 r->time_s, "timestamp", r->timestamp, "metrics", metrics, "properties",
 			 props, "stderr_tail", jstr(r->stderr_tail));

@@ -86,7 +86,7 @@ static void add_outcome(xmlNodePtr tc, const struct case_result *r)
 	case OUTCOME_FAIL:
 		n = add_text_child(tc, "failure", r->message);
 		set_prop(n, "message", r->message);
-		set_prop(n, "type", r->inst->def->kind == CASE_PERF ? "gate" : "check");
+		set_prop(n, "type", r->inst->def->kind == CASE_GATE ? "gate" : "check");
 		break;
 	case OUTCOME_ERROR:
 		/* The message says what happened; the body holds the child's last words. */
@@ -206,6 +206,11 @@ static void add_suite_output(xmlNodePtr ts, const struct report_run *run,
 	char *out = NULL, *err = NULL;
 	size_t olen = 0, elen = 0;
 	FILE *fo = open_memstream(&out, &olen), *fe = open_memstream(&err, &elen);
+	char *summary = suite->summary ? suite->summary(run->results, run->n) : NULL;
+
+	if (fo && summary)
+		fprintf(fo, "%s\n", summary);
+	free(summary);
 
 	for (size_t i = 0; fo && fe && i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
@@ -238,6 +243,7 @@ static void add_testsuite(xmlNodePtr root, const struct report_run *run,
 	xmlNodePtr ts = xmlNewChild(root, NULL, BAD_CAST "testsuite", NULL);
 	xmlNodePtr props = xmlNewChild(ts, NULL, BAD_CAST "properties", NULL);
 	struct suite_totals t = {0};
+	char *summary = NULL;
 
 	set_prop(ts, "name", suite->name);
 	add_host_properties(props, run);
@@ -247,6 +253,9 @@ static void add_testsuite(xmlNodePtr root, const struct report_run *run,
 			add_testcase(ts, &run->results[i], style, &t);
 	if (style == JUNIT_ANT)
 		add_suite_output(ts, run, suite);
+	else if ((summary = suite->summary ? suite->summary(run->results, run->n) : NULL))
+		add_text_child(ts, "system-out", summary);
+	free(summary);
 	set_count(ts, "tests", t.tests);
 	set_count(ts, "failures", t.failures);
 	set_count(ts, "errors", t.errors);

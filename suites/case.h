@@ -3,15 +3,18 @@
 #define MG_SUITES_CASE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw/hw.h"
 #include "suites/measure.h"
+#include "suites/impl_opts.h"
 #include "suites/stats.h"
 
 enum case_kind {
 	CASE_CHECK,	/* a property that holds or not */
-	CASE_PERF,	/* figures sampled, summarised, and later gated */
+	CASE_PERF,	/* figures sampled and summarised */
+	CASE_GATE,	/* a verdict on figures of perf cases, made after they ran */
 };
 
 /* The four outcomes, as JUnit has them: pass, failure, error, skipped. */
@@ -54,6 +57,9 @@ struct case_params {
 };
 
 struct case_ctx;
+struct case_result;
+struct gate_def;
+struct run_opts;
 
 struct case_def {
 	const char *name;
@@ -67,7 +73,8 @@ struct case_def {
 	 * The parameter matrix, built from the host: fills at most @max sets and returns how
 	 * many. NULL means one instance without parameters.
 	 */
-	unsigned int (*expand)(const struct hw_info *hw, struct case_params *out, unsigned int max);
+	unsigned int (*expand)(const struct hw_info *hw, const struct run_opts *opts,
+			       struct case_params *out, unsigned int max);
 	/* Runs in a forked child; reports through the case_*() calls below. */
 	void (*run)(struct case_ctx *ctx);
 };
@@ -77,6 +84,11 @@ struct suite_def {
 	const char *doc;
 	const struct case_def *cases;
 	unsigned int n_cases;
+	const struct gate_def *gates;	/* verdicts across its perf cases, in one run */
+	unsigned int n_gates;
+	/* A table of the suite's figures for the console and the report (NULL: none); returns
+	 * a new string or NULL. */
+	char *(*summary)(const struct case_result *results, size_t n);
 };
 
 /* One case with one parameter set: what the runner forks for. */
@@ -94,6 +106,7 @@ struct run_opts {
 	double timeout_s;	/* per case */
 	uint64_t seed;		/* bootstrap and workload randomness */
 	bool progress;		/* "case k of N" lines on stderr */
+	const struct impl_opts *impl;	/* implementations under test (NULL: defaults) */
 };
 
 /* The child's side: what a case's run() may call. */

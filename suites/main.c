@@ -11,6 +11,7 @@
 
 #include "hw/hw.h"
 #include "reports/report.h"
+#include "suites/gate.h"
 #include "suites/runner.h"
 #include "suites/suites.h"
 
@@ -41,11 +42,11 @@ static const char usage_text[] =
 	"commands:\n"
 	"  hw    [--json] [--topology SPEC]\n"
 	"        describe the host (or SPEC) the suites plan from\n"
-	"  list  [-s SUITE]... [-k GLOB] [--topology SPEC]\n"
+	"  list  [-s SUITE]... [-k GLOB] [--impl KEY=VALUE]... [--topology SPEC]\n"
 	"        the cases, with their parameters as this host expands them\n"
 	"  run   [-s SUITE]... [-k GLOB] [-n SAMPLES] [--warmup N] [--quick] [--timeout S]\n"
 	"        [--seed N] [--junit FILE] [--junit-style jenkins|ant] [--json FILE]\n"
-	"        [--topology SPEC]\n"
+	"        [--impl KEY=VALUE]... [--topology SPEC]\n"
 	"        run the cases, each in a forked child with a timeout\n"
 	"\n"
 	"options:\n"
@@ -58,6 +59,8 @@ static const char usage_text[] =
 	"      --seed N          seed of the bootstrap and of random workloads (default 1)\n"
 	"      --junit FILE      write JUnit XML (Jenkins' dialect unless --junit-style ant)\n"
 	"      --json FILE       write every sample and summary as JSON\n"
+	"      --impl KEY=VALUE  the implementation under test (below); the others stay as\n"
+	"                        the references the gates compare it with\n"
 	"      --topology SPEC   FILE.xml (hwloc XML) or synthetic:\"pack:2 [numa] core:4 pu:2\";\n"
 	"                        plans are then checked, not executed\n"
 	"\n"
@@ -67,6 +70,14 @@ static const char usage_text[] =
 	"  2  bad usage or bad input\n"
 	"  3  the harness itself failed\n"
 	"  128+N  interrupted by signal N; the reports hold what was measured\n";
+
+static int print_usage(void)
+{
+	fputs(usage_text, stdout);
+	printf("\nimplementations under test (--impl KEY=VALUE; the first value is the default):\n");
+	impl_opts_describe(stdout);
+	return EXIT_PASSED;
+}
 
 struct cli {
 	const char *suites[MAX_SUITE_ARGS];
@@ -78,6 +89,7 @@ struct cli {
 	enum junit_style style;
 	bool json_out;
 	bool samples_set, warmup_set;
+	struct impl_opts impl;
 	struct run_opts opts;
 };
 
@@ -121,6 +133,7 @@ enum {
 	OPT_JUNIT,
 	OPT_JUNIT_STYLE,
 	OPT_HELP,
+	OPT_IMPL,
 };
 
 static const struct option hw_long[] = {
@@ -131,6 +144,7 @@ static const struct option hw_long[] = {
 };
 
 static const struct option list_long[] = {
+	{"impl", required_argument, NULL, OPT_IMPL},
 	{"suite", required_argument, NULL, 's'},
 	{"filter", required_argument, NULL, 'k'},
 	{"topology", required_argument, NULL, OPT_TOPOLOGY},
@@ -139,6 +153,7 @@ static const struct option list_long[] = {
 };
 
 static const struct option run_long[] = {
+	{"impl", required_argument, NULL, OPT_IMPL},
 	{"suite", required_argument, NULL, 's'},
 	{"filter", required_argument, NULL, 'k'},
 	{"samples", required_argument, NULL, 'n'},
@@ -219,6 +234,15 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case OPT_TOPOLOGY:
 		c->topology = arg;
 		return 0;
+	case OPT_IMPL: {
+		struct mg_err err;
+
+		if (impl_opts_set(&c->impl, arg, &err)) {
+			usage_error("%s", err.msg);
+			return -EINVAL;
+		}
+		return 0;
+	}
 	}
 	return parse_valued(c, opt, arg);
 }
@@ -234,14 +258,13 @@ static int parse_cli(struct cli *c, int argc, char **argv, const struct option *
 	c->opts.warmup = DEFAULT_WARMUP;
 	c->opts.timeout_s = DEFAULT_TIMEOUT_S;
 	c->opts.seed = 1;
+	c->opts.impl = &c->impl;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, shorts, table, NULL)) != -1) {
 		if (opt == '?' || opt == ':')
 			return EXIT_USAGE;	/* getopt has said what was wrong */
-		if (opt == OPT_HELP) {
-			fputs(usage_text, stdout);
-			exit(EXIT_PASSED);
-		}
+		if (opt == OPT_HELP)
+			exit(print_usage());
 		if (parse_opt(c, opt, optarg))
 			return EXIT_USAGE;
 	}
@@ -288,7 +311,7 @@ static int expand(const struct cli *c, const struct hw_info *hw, struct case_ins
 	const struct suite_def *const *suites = suites_all(&n_suites);
 	struct runner_filter f = {.suites = c->suites, .n_suites = c->n_suites, .glob = c->glob};
 	struct mg_err err = {0};
-	int ret = runner_expand(suites, n_suites, hw, &f, insts, n, &err);
+	int ret = runner_expand(suites, n_suites, hw, &c->opts, &f, insts, n, &err);
 
 	if (ret)
 		fprintf(stderr, "memgate: %s\n", err.msg);
@@ -361,10 +384,85 @@ static int run_status(const struct case_result *results, size_t n)
 	return EXIT_PASSED;
 }
 
+/*
+ * Sample again the cases behind INCONCLUSIVE gates (@gates->involved), as many samples
+ * again each round, and judge anew: a noisy figure gets more data before a verdict, up to
+ * GATE_RESAMPLE_ROUNDS rounds. Returns 0, a signal number or -errno as runner_run().
+ */
+static int resample_inconclusive(const struct case_inst *insts, struct case_result *results,
+				 size_t n, const struct hw_info *hw, const struct run_opts *opts,
+				 struct gate_results *gates, struct mg_err *err)
+{
+	size_t n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
+	int ret = 0;
+
+	for (int round = 0; !ret && gates->n_involved && round < GATE_RESAMPLE_ROUNDS; round++) {
+		size_t k = gates->n_involved;
+		struct case_inst *again = calloc(k, sizeof(*again));
+		struct case_result *more = calloc(k, sizeof(*more));
+
+		if (!again || !more) {
+			free(again);
+			free(more);
+			return mg_err_set(err, ENOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < k; i++)
+			again[i] = insts[gates->involved[i]];
+		if (opts->progress)
+			fprintf(stderr, "inconclusive gates: sampling %zu cases again\n", k);
+		ret = runner_run(again, k, hw, opts, more, err);
+		for (size_t i = 0; i < k; i++) {
+			more[i].inst = &insts[gates->involved[i]];
+			if (!ret && runner_merge(&results[gates->involved[i]], &more[i], opts))
+				ret = mg_err_set(err, ENOMEM, "out of memory");
+			runner_result_release(&more[i]);
+		}
+		free(again);
+		free(more);
+		gates_release(gates);
+		if (!ret && gates_evaluate(suites, n_suites, results, n, opts, gates))
+			ret = mg_err_set(err, ENOMEM, "out of memory judging the gates");
+	}
+	return ret;
+}
+
+/* Cases then gates, one array for the reports; shallow copies, released through the originals. */
+static struct case_result *merge_results(const struct case_result *results, size_t n,
+					 const struct gate_results *gates)
+{
+	struct case_result *all = malloc((n + gates->n + 1) * sizeof(*all));
+
+	if (all) {
+		memcpy(all, results, n * sizeof(*all));
+		memcpy(all + n, gates->results, gates->n * sizeof(*all));
+	}
+	return all;
+}
+
+/* Each suite's own table (figures beside the published ones), after the case lines. */
+static void print_summaries(const struct report_run *rep, FILE *out)
+{
+	size_t n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
+
+	for (size_t i = 0; i < n_suites; i++) {
+		char *text = suites[i]->summary ? suites[i]->summary(rep->results, rep->n) : NULL;
+
+		if (text)
+			fprintf(out, "\n%s", text);
+		free(text);
+	}
+}
+
 static int run_cases(const struct cli *c, const struct hw_info *hw, const struct case_inst *insts,
 		     size_t n)
 {
 	struct case_result *results = calloc(n ? n : 1, sizeof(*results));
+	struct gate_results gates = {0};
+	struct case_result *all;
+	size_t n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
 	struct report_run rep = {.hw = hw, .results = results, .n = n, .version = MEMGATE_VERSION};
 	struct mg_err err = {0};
 	struct run_opts opts = c->opts;
@@ -380,9 +478,20 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
 	opts.progress = isatty(STDERR_FILENO);
 	ret = runner_run(insts, n, hw, &opts, results, &err);
+	/* Gates judge complete runs only: an interrupted one reports its cases alone. */
+	if (!ret && gates_evaluate(suites, n_suites, results, n, &opts, &gates))
+		ret = mg_err_set(&err, ENOMEM, "out of memory judging the gates");
+	if (!ret)
+		ret = resample_inconclusive(insts, results, n, hw, &opts, &gates, &err);
+	all = merge_results(results, n, &gates);
+	if (all) {
+		rep.results = all;
+		rep.n = n + gates.n;
+	}
 	rep.time_s = (double)(measure_now_ns() - t0) / 1e9;
 	/* Whatever happened, what was measured is reported. */
 	report_console(&rep, stdout);
+	print_summaries(&rep, stdout);
 	status = write_reports(c, &rep);
 	if (ret < 0) {
 		fprintf(stderr, "memgate: harness failure: %s\n", err.msg);
@@ -392,10 +501,12 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 			ret);
 		status = 128 + ret;
 	} else if (!status) {
-		status = run_status(results, n);
+		status = run_status(rep.results, rep.n);
 	}
 	for (size_t i = 0; i < n; i++)
 		runner_result_release(&results[i]);
+	gates_release(&gates);
+	free(all);
 	free(results);
 	return status;
 }
@@ -429,10 +540,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!cmd)
 		return usage_error("%s", "missing command: hw, list or run");
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		fputs(usage_text, stdout);
-		return EXIT_PASSED;
-	}
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
+		return print_usage();
 	if (!strcmp(cmd, "--version")) {
 		printf("memgate %s\n", MEMGATE_VERSION);
 		return EXIT_PASSED;

@@ -66,15 +66,15 @@ static int check_suite_names(const struct suite_def *const *suites, size_t n_sui
 
 /* Append the instances of one case definition that pass the glob. */
 static int expand_case(const struct suite_def *s, const struct case_def *d,
-		       const struct hw_info *hw, const char *glob, struct case_inst **arr,
-		       size_t *n, size_t *cap)
+		       const struct hw_info *hw, const struct run_opts *opts, const char *glob,
+		       struct case_inst **arr, size_t *n, size_t *cap)
 {
 	struct case_params sets[CASE_MAX_INSTANCES];
 	unsigned int k = 1;
 
 	memset(sets, 0, sizeof(sets));
 	if (d->expand)
-		k = d->expand(hw, sets, CASE_MAX_INSTANCES);
+		k = d->expand(hw, opts, sets, CASE_MAX_INSTANCES);
 	for (unsigned int i = 0; i < k; i++) {
 		struct case_inst inst = {.suite = s, .def = d, .params = sets[i]};
 		char full[256];
@@ -97,8 +97,8 @@ static int expand_case(const struct suite_def *s, const struct case_def *d,
 }
 
 int runner_expand(const struct suite_def *const *suites, size_t n_suites, const struct hw_info *hw,
-		  const struct runner_filter *filter, struct case_inst **out, size_t *n_out,
-		  struct mg_err *err)
+		  const struct run_opts *opts, const struct runner_filter *filter,
+		  struct case_inst **out, size_t *n_out, struct mg_err *err)
 {
 	struct case_inst *arr = NULL;
 	size_t n = 0, cap = 0;
@@ -108,7 +108,7 @@ int runner_expand(const struct suite_def *const *suites, size_t n_suites, const 
 		if (!suite_selected(suites[i], filter))
 			continue;
 		for (unsigned int j = 0; !ret && j < suites[i]->n_cases; j++)
-			ret = expand_case(suites[i], &suites[i]->cases[j], hw,
+			ret = expand_case(suites[i], &suites[i]->cases[j], hw, opts,
 					  filter ? filter->glob : NULL, &arr, &n, &cap);
 	}
 	if (ret) {
@@ -599,4 +599,21 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	return ret ? ret : interrupted;
+}
+
+int runner_merge(struct case_result *into, const struct case_result *more,
+		 const struct run_opts *opts)
+{
+	for (unsigned int i = 0; i < into->inst->def->n_metrics; i++) {
+		const struct metric_result *m = &more->metrics[i];
+
+		for (size_t k = 0; k < m->n; k++)
+			if (add_sample(&into->metrics[i], m->v[k], m->stolen[k]))
+				return -ENOMEM;
+	}
+	if (more->outcome > into->outcome)
+		set_outcome(into, more->outcome, more->message ? more->message : "");
+	into->time_s += more->time_s;
+	summarise(into, opts);
+	return 0;
 }

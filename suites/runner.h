@@ -46,12 +46,12 @@ struct runner_filter {
 
 /**
  * runner_expand() - the instances of the @n_suites suites that pass @filter, with their
- * parameter matrices built from @hw. Returns 0 and a new array in @out (free it) or -errno;
+ * parameter matrices built from @hw and @opts (quick mode, --impl). Returns 0 and a new array in @out (free it) or -errno;
  * -ENOENT with @err naming an unknown suite.
  */
 int runner_expand(const struct suite_def *const *suites, size_t n_suites, const struct hw_info *hw,
-		  const struct runner_filter *filter, struct case_inst **out, size_t *n_out,
-		  struct mg_err *err);
+		  const struct run_opts *opts, const struct runner_filter *filter,
+		  struct case_inst **out, size_t *n_out, struct mg_err *err);
 
 /** runner_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
 char *runner_full_name(const struct case_inst *inst, char *buf, size_t len);
@@ -66,6 +66,13 @@ char *runner_full_name(const struct case_inst *inst, char *buf, size_t len);
  */
 int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw,
 	       const struct run_opts *opts, struct case_result *results, struct mg_err *err);
+
+/**
+ * runner_merge() - add the samples of @more, a later run of the same instance, to @into and
+ * summarise again; a worse outcome of @more wins. Returns 0 or -ENOMEM.
+ */
+int runner_merge(struct case_result *into, const struct case_result *more,
+		 const struct run_opts *opts);
 
 /** runner_result_release() - free what runner_run() allocated inside @r. */
 void runner_result_release(struct case_result *r);

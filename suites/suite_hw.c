@@ -124,9 +124,10 @@ static void check_core_count(struct case_ctx *ctx)
 			  hw->cpu.cores_per_package, hw->n_cores, hw->n_packages);
 }
 
-static unsigned int expand_hugepage_sizes(const struct hw_info *hw, struct case_params *out,
-					  unsigned int max)
+static unsigned int expand_hugepage_sizes(const struct hw_info *hw, const struct run_opts *opts,
+					  struct case_params *out, unsigned int max)
 {
+	(void)opts;
 	uint64_t sizes[HW_MAX_PAGE_SIZES];
 	unsigned int n = 0;
 

@@ -3,6 +3,7 @@
 
 static const struct suite_def *const all_suites[] = {
 	&suite_hw,
+	&suite_memslots,
 };
 
 const struct suite_def *const *suites_all(size_t *n)

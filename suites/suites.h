@@ -7,6 +7,7 @@
 #include "suites/case.h"
 
 extern const struct suite_def suite_hw;
+extern const struct suite_def suite_memslots;
 
 /** suites_all() - every suite, in run order; @n gets the count. */
 const struct suite_def *const *suites_all(size_t *n);

@@ -65,10 +65,11 @@ static void run_exit(struct case_ctx *ctx)
 	exit(3);
 }
 
-static unsigned int expand_three(const struct hw_info *hw, struct case_params *out,
-				 unsigned int max)
+static unsigned int expand_three(const struct hw_info *hw, const struct run_opts *opts,
+				 struct case_params *out, unsigned int max)
 {
 	(void)hw;
+	(void)opts;
 	for (unsigned int i = 0; i < 3 && i < max; i++) {
 		out[i].n = 1;
 		snprintf(out[i].p[0].name, sizeof(out[i].p[0].name), "n");
@@ -119,7 +120,7 @@ static int setup(void **state)
 		return -1;
 	hw.kvm = HW_PROBE_NO;	/* the kvm case must skip whatever this host has */
 	snprintf(hw.kvm_detail, sizeof(hw.kvm_detail), "no /dev/kvm (test)");
-	if (runner_expand(suites, 1, &hw, NULL, &insts, &n_insts, &err) || n_insts > 16)
+	if (runner_expand(suites, 1, &hw, &opts, NULL, &insts, &n_insts, &err) || n_insts > 16)
 		return -1;
 	return runner_run(insts, n_insts, &hw, &opts, results, &err);
 }
@@ -232,10 +233,10 @@ static void test_filters(void **state)
 	struct mg_err err;
 
 	(void)state;
-	assert_int_equal(runner_expand(suites, 1, &hw, &by_glob, &sel, &n, &err), 0);
+	assert_int_equal(runner_expand(suites, 1, &hw, NULL, &by_glob, &sel, &n, &err), 0);
 	assert_int_equal(n, 4);	/* pass and param[n=1..3] */
 	free(sel);
-	assert_int_equal(runner_expand(suites, 1, &hw, &by_suite, &sel, &n, &err), -ENOENT);
+	assert_int_equal(runner_expand(suites, 1, &hw, NULL, &by_suite, &sel, &n, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "nosuch"));
 }
 
