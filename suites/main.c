@@ -14,6 +14,7 @@
 #include "suites/gate.h"
 #include "suites/runner.h"
 #include "suites/suites.h"
+#include "util/text.h"
 
 #define MEMGATE_VERSION "0.1.0"
 
@@ -332,6 +333,46 @@ static int plan(struct cli *c, int argc, char **argv, const struct option *table
 	return ret;
 }
 
+/* "metric of case-glob", without the glob's escapes. */
+static void print_side(const struct gate_side *s)
+{
+	printf("%s of ", s->metric);
+	for (const char *p = s->glob; *p; p++)
+		if (*p != '\\')
+			putchar(*p);
+}
+
+/* The gates of the suites whose cases are listed: they judge those cases after a run. */
+static void list_gates(const struct cli *c, const struct case_inst *insts, size_t n)
+{
+	size_t n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
+
+	for (size_t i = 0; i < n_suites; i++) {
+		size_t k = 0;
+
+		while (k < n && insts[k].suite != suites[i])
+			k++;
+		for (unsigned int g = 0; k < n && g < suites[i]->n_gates; g++) {
+			const struct gate_def *gd = &suites[i]->gates[g];
+			char full[256];
+
+			snprintf(full, sizeof(full), "%s.gates.%s", suites[i]->name, gd->name);
+			if (c->glob && !text_glob(c->glob, full))
+				continue;
+			printf("%-50s gate  ", full);
+			print_side(&gd->a);
+			printf(" / ");
+			print_side(&gd->b);
+			printf(" %s %.3g\n",
+			       gd->kind == GATE_NOT_SLOWER ? "not significantly over"
+			       : gd->kind == GATE_FASTER   ? "surely under"
+						   : "at most",
+			       gd->kind == GATE_FASTER ? 1.0 : gd->threshold);
+		}
+	}
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	struct cli c;
@@ -349,11 +390,13 @@ static int cmd_list(int argc, char **argv)
 		printf("%-50s %-5s %s", runner_full_name(&insts[i], full, sizeof(full)),
 		       d->kind == CASE_PERF ? "perf" : "check", d->doc);
 		for (unsigned int m = 0; m < d->n_metrics; m++)
-			printf("%s%s [%s, %s better]", m ? ", " : "; metrics: ", d->metrics[m].name,
-			       d->metrics[m].unit,
-			       d->metrics[m].better == LOWER_IS_BETTER ? "lower" : "higher");
+			printf("%s%s", m ? ", " : " [", d->metrics[m].name);
+		if (d->n_metrics)
+			printf(" in %s, %s is better]", d->metrics[0].unit,
+			       d->metrics[0].better == LOWER_IS_BETTER ? "lower" : "higher");
 		putchar('\n');
 	}
+	list_gates(&c, insts, n);
 	free(insts);
 	hw_release(&hw);
 	return ret;

@@ -955,15 +955,15 @@ static const struct case_def memslots_cases[] = {
 	{.name = "regression", .group = "check", .kind = CASE_CHECK,
 	 .doc = "named regressions (the review's flags-only change, deletes, full set, ...)",
 	 .expand = expand_regressions, .run = check_regression},
-	{.name = "growing", .group = "update", .kind = CASE_PERF,
+	{.name = "growing", .group = "update", .kind = CASE_PERF, .needs = NEEDS_HOST,
 	 .doc = "cycles per update, creates of growing size (the published worst case)",
 	 .metrics = update_metrics, .n_metrics = 3, .expand = expand_update,
 	 .run = perf_update_growing},
-	{.name = "random", .group = "update", .kind = CASE_PERF,
+	{.name = "random", .group = "update", .kind = CASE_PERF, .needs = NEEDS_HOST,
 	 .doc = "cycles per update, random creates, deletes, moves and flag changes",
 	 .metrics = update_metrics, .n_metrics = 3, .expand = expand_update,
 	 .run = perf_update_random},
-	{.name = "find", .group = "lookup", .kind = CASE_PERF,
+	{.name = "find", .group = "lookup", .kind = CASE_PERF, .needs = NEEDS_HOST,
 	 .doc = "cycles per gfn lookup: uniform hits, skewed hits, misses",
 	 .metrics = lookup_metrics, .n_metrics = L_MODES * D_DISTS, .expand = expand_lookup, .run = perf_lookup},
 };
@@ -1088,7 +1088,7 @@ static char *memslots_summary(const struct case_result *results, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		perf += results[i].inst->suite == &suite_memslots &&
-			results[i].inst->def->kind == CASE_PERF;
+			results[i].inst->def->kind == CASE_PERF && results[i].outcome == OUTCOME_PASS;
 	if (!perf || !(f = open_memstream(&buf, &len)))
 		return NULL;
 	summary_updates(f, results, n);

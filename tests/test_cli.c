@@ -158,15 +158,29 @@ static void test_run_on_loaded_topology(void **state)
 	(void)state;
 	snprintf(xml, sizeof(xml), "%s/test-synthetic.xml", test_build_dir());
 	snprintf(args, sizeof(args),
-		 "run --quick --topology 'synthetic:pack:2 [numa] core:2 pu:1' --junit %s", xml);
+		 "run -s hw --quick --topology 'synthetic:pack:2 [numa] core:2 pu:1' --junit %s", xml);
 	expect(0, "plans are checked, not executed", args);
 	expect(0, "hw.topology.pu_count", "list --topology 'synthetic:pack:2 [numa] core:2 pu:1'");
+}
+
+/* The memslot checks run whole (quick: fewer ops); the posted v2 must fail them. */
+static void test_memslots_checks(void **state)
+{
+	(void)state;
+	expect(0, "0 failed, 0 errors", "run -s memslots -k 'memslots.check.*' --quick");
+	expect(1, "FAIL  memslots.check.regression[check=flags_only_change,order=size]",
+	       "run -s memslots -k '*regression*' --impl memslots.update=shift-posted");
+	expect(2, "memslots.update takes shift, swap, heapsort, shift-posted",
+	       "run -s memslots --impl memslots.update=bubble");
+	expect(2, "expected KEY=VALUE", "run --impl nosuch=1");
+	expect(0, "impl=linear", "list -s memslots --impl memslots.lookup=linear");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_memslots_checks),
 		cmocka_unit_test(test_hw_text_and_json),
 		cmocka_unit_test(test_topologies),
 		cmocka_unit_test(test_run_hw_suite),

@@ -100,8 +100,9 @@ static const struct case_def cases[] = {
 	 .expand = expand_three, .run = run_param},
 };
 
-static const struct suite_def selftest = {"selftest", "misbehaving cases", cases,
-					  sizeof(cases) / sizeof(cases[0])};
+static const struct suite_def selftest = {.name = "selftest", .doc = "misbehaving cases",
+					  .cases = cases,
+					  .n_cases = sizeof(cases) / sizeof(cases[0])};
 static const struct suite_def *const suites[] = {&selftest};
 
 /* One run shared by the tests: forking the whole table once keeps the program quick. */

@@ -1,0 +1,190 @@
+/* test_gate.c - gate verdicts on samples recorded on the CI machine and on synthetic ones. */
+#include "tests/testutil.h"
+
+#include <string.h>
+
+#include "suites/gate.h"
+
+/*
+ * Recorded 2026-12-02 on the CI machine kind (2 vCPUs, Intel Xeon under KVM) with
+ * `memgate run -s memslots --json`: update_max of 128 growing creates, TSC cycles, and
+ * hit_uniform lookups at 117 slots, impl and linear sampled in turn in one case.
+ */
+static const double shift_max_128[] = {1292, 1440, 1582, 1466, 1464, 1538, 1512, 1522,
+					1492, 1570, 1498, 1628, 1588, 1408, 1520};
+static const double heapsort_max_128[] = {115926, 115072, 116286, 115260, 111512,
+					  117636, 113696, 116740, 116424, 111388,
+					  115010, 119370, 113410, 114922, 120618};
+static const double shift_median_128[] = {700, 776, 748, 919, 831, 742, 918, 811,
+					  761, 925, 899, 925, 857, 900, 868};
+static const double swap_median_128[] = {1127, 1288, 1336, 1279, 1173, 1319, 1176, 1262,
+					 1317, 1220, 1332, 1279, 1257, 1345, 1327};
+static const double impl_find_117[] = {190.5, 185, 186.6, 221.1, 181.5, 178.7, 174.9, 208.1,
+				       175.5, 183.4, 191.1, 189, 221.3, 176.4, 173.9};
+static const double linear_find_117[] = {238.9, 250.3, 315.7, 240, 196, 265.8, 208.4, 221.2,
+					 225.1, 213.5, 229.9, 223.9, 241.3, 212.2, 203.2};
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_recorded_default_passes(void **state)
+{
+	struct gate_figures f;
+
+	(void)state;
+	/* shift / heapsort = 1/77: under 1/20 with its whole interval. */
+	assert_int_equal(gate_judge(GATE_RATIO_AT_MOST, 0.05, false, shift_max_128,
+				    N(shift_max_128), heapsort_max_128, N(heapsort_max_128), 1, &f),
+			 GATE_PASS);
+	assert_true(f.ratio > 0.01 && f.ratio < 0.02 && f.hi < 0.05);
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, shift_median_128,
+				    N(shift_median_128), swap_median_128, N(swap_median_128), 1, &f),
+			 GATE_PASS);
+	assert_int_equal(gate_judge(GATE_FASTER, 1.0, true, impl_find_117, N(impl_find_117),
+				    linear_find_117, N(linear_find_117), 1, &f),
+			 GATE_PASS);
+	assert_true(f.hi < 1);
+}
+
+/* `--impl memslots.update=heapsort` puts heap sort on both sides: ratio 1, far over 1/20. */
+static void test_recorded_heapsort_fails(void **state)
+{
+	struct gate_figures f;
+
+	(void)state;
+	assert_int_equal(gate_judge(GATE_RATIO_AT_MOST, 0.05, false, heapsort_max_128,
+				    N(heapsort_max_128), heapsort_max_128, N(heapsort_max_128), 1,
+				    &f),
+			 GATE_FAIL);
+	assert_true(f.lo > 0.9 && f.hi < 1.1);
+	/* ... and heap sort is slower than swap, beyond noise. */
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, heapsort_max_128,
+				    N(heapsort_max_128), swap_median_128, N(swap_median_128), 1, &f),
+			 GATE_FAIL);
+}
+
+/* `--impl memslots.lookup=linear`: linear against itself is not faster. */
+static void test_recorded_linear_fails(void **state)
+{
+	struct gate_figures f;
+
+	(void)state;
+	assert_int_equal(gate_judge(GATE_FASTER, 1.0, true, linear_find_117, N(linear_find_117),
+				    linear_find_117, N(linear_find_117), 1, &f),
+			 GATE_FAIL);
+	/* Swapped sides: the reference is faster, so "impl faster" is false. */
+	assert_int_equal(gate_judge(GATE_FASTER, 1.0, true, linear_find_117, N(linear_find_117),
+				    impl_find_117, N(impl_find_117), 1, &f),
+			 GATE_FAIL);
+}
+
+static void test_synthetic_verdicts(void **state)
+{
+	/* Ratio around 0.05 with a wide spread: the interval straddles the bound. */
+	const double a[] = {4, 6, 5, 3, 7, 5, 4, 6};
+	const double b[] = {100, 100, 100, 100, 100, 100, 100, 100};
+	/* Equal within noise: not slower, whatever the order. */
+	const double c[] = {10, 11, 9, 10, 10, 11, 9, 10};
+	const double d[] = {10, 9, 11, 10, 11, 10, 9, 10};
+	/* 10% slower, every sample. */
+	const double e[] = {11, 11.1, 10.9, 11, 11.05, 10.95, 11, 11};
+	/* Median 9.5 against 10, overlapping. */
+	const double g[] = {9, 10, 8, 11, 9, 10, 9, 10};
+	struct gate_figures f;
+
+	(void)state;
+	assert_int_equal(gate_judge(GATE_RATIO_AT_MOST, 0.05, false, a, 8, b, 8, 1, &f),
+			 GATE_INCONCLUSIVE);
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, c, 8, d, 8, 1, &f), GATE_PASS);
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, e, 8, c, 8, 1, &f), GATE_FAIL);
+	/* A tolerance of 15% lets the 10% slowdown through. */
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.15, false, e, 8, c, 8, 1, &f), GATE_PASS);
+	/* Equal medians are not faster; a little faster with this spread is not sure yet. */
+	assert_int_equal(gate_judge(GATE_FASTER, 1.0, false, d, 8, c, 8, 1, &f), GATE_FAIL);
+	assert_int_equal(gate_judge(GATE_FASTER, 1.0, false, g, 8, d, 8, 1, &f), GATE_INCONCLUSIVE);
+}
+
+/* gates_evaluate() on hand-made results: selection by glob, SKIP passed on, filtered out. */
+static const struct metric_def one_metric[] = {{"t", "cycles", LOWER_IS_BETTER}};
+static void no_run(struct case_ctx *ctx)
+{
+	(void)ctx;
+}
+static const struct case_def fake_cases[] = {
+	{.name = "a", .group = "g", .kind = CASE_PERF, .metrics = one_metric, .n_metrics = 1,
+	 .run = no_run},
+	{.name = "b", .group = "g", .kind = CASE_PERF, .metrics = one_metric, .n_metrics = 1,
+	 .run = no_run},
+};
+static const struct gate_def fake_gates[] = {
+	{.name = "a_vs_b", .kind = GATE_RATIO_AT_MOST, .a = {"fake.g.a", "t"}, .b = {"fake.g.b", "t"},
+	 .threshold = 0.5, .why = "a test"},
+	{.name = "a_vs_c", .kind = GATE_RATIO_AT_MOST, .a = {"fake.g.a", "t"}, .b = {"fake.g.c", "t"},
+	 .threshold = 0.5, .why = "c is never run"},
+};
+static const struct suite_def fake = {.name = "fake", .cases = fake_cases, .n_cases = 2,
+				      .gates = fake_gates, .n_gates = 2};
+
+static void fill(struct case_result *r, struct case_inst *in, struct metric_result *m,
+		 const struct case_def *d, double *v, unsigned char *stolen, size_t n)
+{
+	memset(r, 0, sizeof(*r));
+	memset(in, 0, sizeof(*in));
+	in->suite = &fake;
+	in->def = d;
+	snprintf(in->name, sizeof(in->name), "%s", d->name);
+	*m = (struct metric_result){.def = &one_metric[0], .v = v, .stolen = stolen, .n = n};
+	stats_summarise(v, n, 0, 1, &m->sum);
+	r->inst = in;
+	r->metrics = m;
+}
+
+static void test_evaluate(void **state)
+{
+	double va[] = {10, 11, 10, 12, 10}, vb[] = {100, 101, 99, 100, 100};
+	unsigned char st[5] = {0};
+	struct case_inst ia, ib;
+	struct metric_result ma, mb;
+	struct case_result rs[2];
+	const struct suite_def *suites[] = {&fake};
+	struct gate_results g;
+
+	(void)state;
+	fill(&rs[0], &ia, &ma, &fake_cases[0], va, st, 5);
+	fill(&rs[1], &ib, &mb, &fake_cases[1], vb, st, 5);
+	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	/* a_vs_c names a case that did not run: left out, not failed. */
+	assert_int_equal(g.n, 1);
+	assert_string_equal(g.results[0].inst->name, "a_vs_b");
+	assert_int_equal(g.results[0].outcome, OUTCOME_PASS);
+	assert_int_equal(g.results[0].inst->def->kind, CASE_GATE);
+	gates_release(&g);
+	/* A skipped reference skips the gate, with the reason. */
+	rs[1].outcome = OUTCOME_SKIP;
+	rs[1].message = "needs a second NUMA node";
+	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(g.results[0].outcome, OUTCOME_SKIP);
+	assert_non_null(strstr(g.results[0].message, "needs a second NUMA node"));
+	gates_release(&g);
+	/* a / b at 1.0: the failure states figure, interval, medians and threshold. */
+	rs[1].outcome = OUTCOME_PASS;
+	rs[1].message = NULL;
+	fill(&rs[1], &ib, &mb, &fake_cases[1], va, st, 5);
+	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(g.results[0].outcome, OUTCOME_FAIL);
+	assert_non_null(strstr(g.results[0].message, "t: a / b = 1 (95% CI"));
+	assert_non_null(strstr(g.results[0].message, "threshold: ratio at most 0.5"));
+	gates_release(&g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_recorded_default_passes),
+		cmocka_unit_test(test_recorded_heapsort_fails),
+		cmocka_unit_test(test_recorded_linear_fails),
+		cmocka_unit_test(test_synthetic_verdicts),
+		cmocka_unit_test(test_evaluate),
+	};
+
+	return cmocka_run_group_tests_name("gate", tests, NULL, NULL);
+}
