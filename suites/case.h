@@ -107,6 +107,8 @@ struct run_opts {
 	uint64_t seed;		/* bootstrap and workload randomness */
 	bool progress;		/* "case k of N" lines on stderr */
 	const struct impl_opts *impl;	/* implementations under test (NULL: defaults) */
+	uint64_t size_bytes;	/* guest memory for the prealloc cases; 0: the default */
+	bool hugepages_reserved;	/* --reserve-hugepages was given and succeeded */
 };
 
 /* The child's side: what a case's run() may call. */

@@ -44,7 +44,11 @@ enum gate_verdict gate_judge(enum gate_kind kind, double threshold, bool paired,
 	f->median_b = stats_median(b, nb);
 	f->ratio = f->median_a / f->median_b;
 	f->p = 1;
-	if (paired && na == nb) {
+	if (kind == GATE_AT_LEAST) {
+		f->ratio = f->median_a;
+		if (stats_bootstrap_median_ci(a, na, GATE_RESAMPLES, 0.95, seed, &f->lo, &f->hi))
+			f->lo = f->hi = f->ratio;
+	} else if (paired && na == nb) {
 		if (paired_ratio(a, b, na, seed, f))
 			f->lo = f->hi = f->ratio;
 	} else if (stats_bootstrap_ratio_ci(a, na, b, nb, GATE_RESAMPLES, 0.95, seed, &f->lo,
@@ -60,6 +64,10 @@ enum gate_verdict gate_judge(enum gate_kind kind, double threshold, bool paired,
 		return f->lo > threshold ? GATE_FAIL : GATE_INCONCLUSIVE;
 	case GATE_NOT_SLOWER:
 		return f->lo > threshold ? GATE_FAIL : GATE_PASS;
+	case GATE_AT_LEAST:
+		if (f->lo >= threshold)
+			return GATE_PASS;
+		return f->hi < threshold ? GATE_FAIL : GATE_INCONCLUSIVE;
 	case GATE_FASTER:
 		/* Slower or equal: fail now. Faster but not surely: sample more. */
 		if (f->hi < 1)
@@ -97,7 +105,8 @@ static const struct metric_result *find_metric(const struct case_result *r, cons
 static const char *kind_text(enum gate_kind k)
 {
 	return k == GATE_RATIO_AT_MOST ? "at most" : k == GATE_NOT_SLOWER ? "not slower than"
-									  : "faster than";
+	       : k == GATE_AT_LEAST	  ? "at least"
+					  : "faster than";
 }
 
 static void add_prop(struct case_result *r, const char *name, double v)
@@ -170,17 +179,26 @@ static enum gate_verdict judge(const struct gate_def *g, const struct case_resul
 	add_prop(r, "ratio_ci95_hi", f.hi);
 	add_prop(r, "p_value", f.p);
 	add_prop(r, "threshold", g->threshold);
-	snprintf(msg, sizeof(msg),
-		 "%s%s: %s / %s = %.4g (95%% CI %.4g..%.4g; medians %.6g vs %.6g %s over %zu and "
-		 "%zu samples; Mann-Whitney p = %.2g); threshold: ratio %s %.4g; %s",
-		 v == GATE_INCONCLUSIVE ? "INCONCLUSIVE (too noisy to tell; rerun with more -n) "
-					: "",
-		 g->a.metric, ca->inst->name, cb->inst->name, f.ratio, f.lo, f.hi, f.median_a,
-		 f.median_b, ma->def->unit, ma->n, mb->n, f.p,
-		 g->kind == GATE_RATIO_AT_MOST ? "at most" : g->kind == GATE_NOT_SLOWER
-								 ? "at most (when significant)"
-								 : "under 1, significantly, i.e.",
-		 g->kind == GATE_FASTER ? 1.0 : g->threshold, g->why);
+	if (g->kind == GATE_AT_LEAST)
+		snprintf(msg, sizeof(msg),
+			 "%s%s of %s = %.4g (95%% CI %.4g..%.4g over %zu samples); threshold: at "
+			 "least %.4g; %s",
+			 v == GATE_INCONCLUSIVE ? "INCONCLUSIVE (too noisy to tell; rerun with more -n) "
+						: "",
+			 g->a.metric, ca->inst->name, f.ratio, f.lo, f.hi, ma->n, g->threshold, g->why);
+	else
+		snprintf(msg, sizeof(msg),
+			 "%s%s of %s / %s of %s = %.4g (95%% CI %.4g..%.4g%s; medians %.6g vs %.6g %s "
+			 "over %zu and %zu samples; Mann-Whitney p = %.2g); threshold: ratio %s %.4g; %s",
+			 v == GATE_INCONCLUSIVE ? "INCONCLUSIVE (too noisy to tell; rerun with more -n) "
+						: "",
+			 g->a.metric, ca->inst->name, g->b.metric, cb->inst->name, f.ratio, f.lo, f.hi,
+			 g->paired ? ", paired" : "", f.median_a, f.median_b, ma->def->unit, ma->n, mb->n,
+			 f.p,
+			 g->kind == GATE_RATIO_AT_MOST ? "at most" : g->kind == GATE_NOT_SLOWER
+									 ? "at most (when significant)"
+									 : "under 1, significantly, i.e.",
+			 g->kind == GATE_FASTER ? 1.0 : g->threshold, g->why);
 	if (v == GATE_PASS)
 		r->output = strdup(msg);
 	else

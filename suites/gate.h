@@ -11,6 +11,9 @@ enum gate_kind {
 	/* a is not slower than b beyond noise: FAIL only when the whole interval of the ratio
 	 * lies above threshold (1: any significant slowdown). */
 	GATE_NOT_SLOWER,
+	/* median(a) >= threshold (b unused): PASS when its bootstrap interval lies at or over
+	 * it, FAIL when under, INCONCLUSIVE across. */
+	GATE_AT_LEAST,
 	/* a beats b: PASS only when the whole interval of the ratio lies under 1; a ratio of 1
 	 * or more is FAIL, one under 1 whose interval reaches 1 INCONCLUSIVE. */
 	GATE_FASTER,

@@ -1,6 +1,7 @@
 /* main.c - the memgate command line: hw, list, run. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "hw/hw.h"
+#include "hw/reserve.h"
 #include "reports/report.h"
 #include "suites/gate.h"
 #include "suites/runner.h"
@@ -47,6 +49,7 @@ static const char usage_text[] =
 	"        the cases, with their parameters as this host expands them\n"
 	"  run   [-s SUITE]... [-k GLOB] [-n SAMPLES] [--warmup N] [--quick] [--timeout S]\n"
 	"        [--seed N] [--junit FILE] [--junit-style jenkins|ant] [--json FILE]\n"
+	"        [--size SIZE] [--reserve-hugepages]\n"
 	"        [--impl KEY=VALUE]... [--topology SPEC]\n"
 	"        run the cases, each in a forked child with a timeout\n"
 	"\n"
@@ -62,6 +65,10 @@ static const char usage_text[] =
 	"      --json FILE       write every sample and summary as JSON\n"
 	"      --impl KEY=VALUE  the implementation under test (below); the others stay as\n"
 	"                        the references the gates compare it with\n"
+	"      --size SIZE       guest memory of the prealloc cases (default: min(4G, a\n"
+	"                        quarter of MemAvailable))\n"
+	"      --reserve-hugepages  as root, size the 2 MiB hugetlb pool for the prealloc\n"
+	"                        cases; the old size is put back on exit, Ctrl-C included\n"
 	"      --topology SPEC   FILE.xml (hwloc XML) or synthetic:\"pack:2 [numa] core:4 pu:2\";\n"
 	"                        plans are then checked, not executed\n"
 	"\n"
@@ -90,6 +97,7 @@ struct cli {
 	enum junit_style style;
 	bool json_out;
 	bool samples_set, warmup_set;
+	bool reserve;
 	struct impl_opts impl;
 	struct run_opts opts;
 };
@@ -135,6 +143,8 @@ enum {
 	OPT_JUNIT_STYLE,
 	OPT_HELP,
 	OPT_IMPL,
+	OPT_SIZE,
+	OPT_RESERVE,
 };
 
 static const struct option hw_long[] = {
@@ -154,6 +164,8 @@ static const struct option list_long[] = {
 };
 
 static const struct option run_long[] = {
+	{"size", required_argument, NULL, OPT_SIZE},
+	{"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
 	{"impl", required_argument, NULL, OPT_IMPL},
 	{"suite", required_argument, NULL, 's'},
 	{"filter", required_argument, NULL, 'k'},
@@ -169,6 +181,32 @@ static const struct option run_long[] = {
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
+
+/* A size: a whole number with an optional K, M, G or T (powers of 1024), at least 64M. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'T': shift += 10; /* fall through */
+	case 'G': shift += 10; /* fall through */
+	case 'M': shift += 10; /* fall through */
+	case 'K': shift += 10; end++; break;
+	default: break;
+	}
+	if (errno || end == s || *end || s[0] == '-' || v > (1ULL << (62 - shift)) ||
+	    (v << shift) < (64ULL << 20)) {
+		fprintf(stderr, "memgate: --size expects a size of at least 64M, such as 512M or 4G, "
+			"got '%s'\n", s);
+		return -EINVAL;
+	}
+	*out = v << shift;
+	return 0;
+}
 
 /* Options that take a value; returns 0, -EINVAL (usage error printed) or 1 (not one of these). */
 static int parse_valued(struct cli *c, int opt, const char *arg)
@@ -198,6 +236,10 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 			return -EINVAL;
 		c->opts.seed = v;
 		return 0;
+	case OPT_SIZE:
+		if (parse_size(arg, &c->opts.size_bytes))
+			return -EINVAL;
+		return 0;
 	case OPT_JUNIT_STYLE:
 		if (strcmp(arg, "jenkins") && strcmp(arg, "ant")) {
 			usage_error("--junit-style expects 'jenkins' or 'ant', got '%s'", arg);
@@ -224,6 +266,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_QUICK:
 		c->opts.quick = true;
+		return 0;
+	case OPT_RESERVE:
+		c->reserve = true;
 		return 0;
 	case OPT_JUNIT:
 		c->junit = arg;
@@ -470,6 +515,26 @@ static int resample_inconclusive(const struct case_inst *insts, struct case_resu
 	return ret;
 }
 
+/* --reserve-hugepages: enough free 2 MiB pages for the prealloc cases, restored on exit. */
+static int reserve_pool(const struct hw_info *hw, struct run_opts *opts)
+{
+	uint64_t want = prealloc_hugepages_wanted(hw, opts), got = 0;
+	struct mg_err err = {0};
+
+	if (hw->source != HW_SOURCE_HOST) {
+		fprintf(stderr, "memgate: --reserve-hugepages with --topology: nothing runs here\n");
+		return EXIT_USAGE;
+	}
+	if (reserve_hugepages(2 << 20, want, &got, &err)) {
+		fprintf(stderr, "memgate: --reserve-hugepages: %s\n", err.msg);
+		return err.code == EPERM ? EXIT_USAGE : EXIT_HARNESS;
+	}
+	opts->hugepages_reserved = true;
+	fprintf(stderr, "memgate: %" PRIu64 " free 2 MiB hugetlb pages for this run; the pool's "
+		"size is put back on exit\n", got);
+	return 0;
+}
+
 /* Cases then gates, one array for the reports; shallow copies, released through the originals. */
 static struct case_result *merge_results(const struct case_result *results, size_t n,
 					 const struct gate_results *gates)
@@ -510,12 +575,16 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	struct mg_err err = {0};
 	struct run_opts opts = c->opts;
 	int64_t t0 = measure_now_ns();
-	int ret, status;
+	int ret, status = 0;
 	time_t now = time(NULL);
 	struct tm tm;
 
 	if (!results)
 		return EXIT_HARNESS;
+	if (c->reserve && (status = reserve_pool(hw, &opts))) {
+		free(results);
+		return status;
+	}
 	gmtime_r(&now, &tm);
 	strftime(rep.timestamp, sizeof(rep.timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
@@ -548,6 +617,8 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	}
 	for (size_t i = 0; i < n; i++)
 		runner_result_release(&results[i]);
+	/* The pool goes back now; atexit and the signal handlers are the other ways out. */
+	reserve_restore();
 	gates_release(&gates);
 	free(all);
 	free(results);

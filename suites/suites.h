@@ -8,6 +8,13 @@
 
 extern const struct suite_def suite_hw;
 extern const struct suite_def suite_memslots;
+extern const struct suite_def suite_prealloc;
+
+/** prealloc_guest_size() - bytes of guest memory the prealloc cases use (--size or default). */
+uint64_t prealloc_guest_size(const struct hw_info *hw, const struct run_opts *o);
+
+/** prealloc_hugepages_wanted() - free 2 MiB pages --reserve-hugepages asks for. */
+uint64_t prealloc_hugepages_wanted(const struct hw_info *hw, const struct run_opts *o);
 
 /** suites_all() - every suite, in run order; @n gets the count. */
 const struct suite_def *const *suites_all(size_t *n);

@@ -171,7 +171,7 @@ static void test_evaluate(void **state)
 	fill(&rs[1], &ib, &mb, &fake_cases[1], va, st, 5);
 	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
 	assert_int_equal(g.results[0].outcome, OUTCOME_FAIL);
-	assert_non_null(strstr(g.results[0].message, "t: a / b = 1 (95% CI"));
+	assert_non_null(strstr(g.results[0].message, "t of a / t of b = 1 (95% CI"));
 	assert_non_null(strstr(g.results[0].message, "threshold: ratio at most 0.5"));
 	gates_release(&g);
 }
