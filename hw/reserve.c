@@ -63,11 +63,14 @@ static void arm_restore(void)
 	static int armed;
 	struct sigaction sa = {.sa_handler = on_fatal};
 
-	if (armed)
+	if (armed && owner == getpid())
 		return;
-	armed = 1;
+	/* A forked child starts its own list: what it inherited is its parent's to restore. */
+	n_saved = 0;
 	owner = getpid();
-	atexit(reserve_restore);
+	if (!armed)
+		atexit(reserve_restore);
+	armed = 1;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		sigaction(fatal_signals[i], &sa, &old_actions[i]);

@@ -176,10 +176,56 @@ static void test_memslots_checks(void **state)
 	expect(0, "impl=linear", "list -s memslots --impl memslots.lookup=linear");
 }
 
+/*
+ * The prealloc checks: the plans on every shared topology (planned, not run), and on this
+ * host the residency and running-out checks; as root with the pool sized for the run and put
+ * back afterwards, which is checked here too.
+ */
+static void test_prealloc_checks(void **state)
+{
+	DIR *d = opendir(SHARED_DIR "/topologies");
+	struct dirent *e;
+	char before[64] = "", after[64] = "";
+	FILE *f;
+
+	(void)state;
+	for (; d && (e = readdir(d));) {
+		char args[512];
+
+		if (!strstr(e->d_name, ".xml"))
+			continue;
+		snprintf(args, sizeof(args), "run -s prealloc -k '*plan*' --topology "
+			 SHARED_DIR "/topologies/%s", e->d_name);
+		expect(0, "0 failed, 0 errors", args);
+	}
+	if (d)
+		closedir(d);
+	if ((f = fopen("/proc/sys/vm/nr_hugepages", "r"))) {
+		if (!fgets(before, sizeof(before), f))
+			before[0] = '\0';
+		fclose(f);
+	}
+	if (geteuid() == 0) {
+		expect(0, "0 failed, 0 errors",
+		       "run -s prealloc -k 'prealloc.check.*' --quick --reserve-hugepages");
+	} else {
+		expect(0, "0 failed, 0 errors", "run -s prealloc -k 'prealloc.check.*' --quick");
+		expect(2, "needs root", "run -s prealloc -k '*plan*' --reserve-hugepages");
+	}
+	if ((f = fopen("/proc/sys/vm/nr_hugepages", "r"))) {
+		if (!fgets(after, sizeof(after), f))
+			after[0] = '\0';
+		fclose(f);
+	}
+	assert_string_equal(before, after);
+	expect(2, "--size expects", "run -s prealloc --size 10");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_prealloc_checks),
 		cmocka_unit_test(test_memslots_checks),
 		cmocka_unit_test(test_hw_text_and_json),
 		cmocka_unit_test(test_topologies),

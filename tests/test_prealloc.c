@@ -1,0 +1,162 @@
+/* test_prealloc.c - the thread plan, residency, running out, and the pool put back. */
+#include "tests/testutil.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hw/hw.h"
+#include "hw/reserve.h"
+#include "impl/prealloc.h"
+
+#define MIB (1ULL << 20)
+#define GIB (1ULL << 30)
+
+static void test_thread_rule(void **state)
+{
+	(void)state;
+	/* min(requested, PUs, cap, pages, size / 64 MiB), at least 1. */
+	assert_int_equal(prealloc_threads(4096 * GIB, 2 * MIB, 64, 64, 16), 16);
+	assert_int_equal(prealloc_threads(4096 * GIB, 2 * MIB, 64, 64, 32), 32);
+	assert_int_equal(prealloc_threads(4 * GIB, 4096, 8, 2, 32), 2);
+	assert_int_equal(prealloc_threads(128 * MIB, 4096, 16, 16, 32), 2);
+	assert_int_equal(prealloc_threads(2 * MIB, 2 * MIB, 16, 16, 32), 1);
+	assert_int_equal(prealloc_threads(4 * GIB, GIB, 16, 16, 32), 4);
+}
+
+/* Two regions of 3 and 1 GiB share 8 threads 6 to 2, each split into whole pages. */
+static void test_plan_many(void **state)
+{
+	struct prealloc_region r[2] = {{NULL, 3 * GIB, 2 * MIB, 0}, {NULL, GIB, 2 * MIB, 1}};
+	struct prealloc_opts o = {.requested = 8, .cap = 32, .host_pus = 8};
+	struct prealloc_share s[16];
+	int n = prealloc_plan(r, 2, &o, s, 16), per[2] = {0};
+	size_t pages[2] = {0};
+
+	(void)state;
+	assert_int_equal(n, 8);
+	for (int i = 0; i < n; i++) {
+		per[s[i].region]++;
+		pages[s[i].region] += s[i].n_pages;
+		assert_int_equal(s[i].node, (int)s[i].region);
+	}
+	assert_int_equal(per[0], 6);
+	assert_int_equal(per[1], 2);
+	assert_int_equal(pages[0], 1536);
+	assert_int_equal(pages[1], 512);
+	/* A size that is not whole pages is refused. */
+	r[0].size += 4096;
+	assert_int_equal(prealloc_plan(r, 2, &o, s, 16), -EINVAL);
+}
+
+static void test_resident_both_methods(void **state)
+{
+	(void)state;
+	for (int m = 0; m < 2; m++) {
+		size_t size = 128 * MIB;
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct prealloc_region r = {p, size, 4096, -1};
+		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
+					  .requested = 2, .cap = 32, .host_pus = 2};
+		struct prealloc_report rep;
+		struct mg_err err;
+
+		assert_true(p != MAP_FAILED);
+		p[4096 * 5] = 42;	/* contents written before must survive */
+		assert_int_equal(prealloc_one(&r, &o, &rep, &err), 0);
+		assert_int_equal(prealloc_resident_pages(&r), size / 4096);
+		assert_int_equal(p[4096 * 5], 42);
+		assert_int_equal(rep.threads, 2);
+		munmap(p, size);
+	}
+}
+
+static uint64_t pool_total(void)
+{
+	struct hw_page_pool p;
+
+	return hw_hugepage_pool(2 * MIB, -1, &p) ? UINT64_MAX : p.total;
+}
+
+static void mine(int sig)
+{
+	(void)sig;
+}
+
+/* Root only: a pool of 16 pages, a region of 24. Both methods fail cleanly. */
+static void test_running_out(void **state)
+{
+	uint64_t got, before = pool_total();
+	struct mg_err err;
+
+	(void)state;
+	if (geteuid() != 0 || before == UINT64_MAX)
+		skip_because("needs root and a 2 MiB hugetlb pool to size");
+	if (before != 0)
+		skip_because("the 2 MiB pool is in use (%llu pages): not touching it",
+			     (unsigned long long)before);
+	assert_int_equal(reserve_hugepages(2 * MIB, 16, &got, &err), 0);
+	signal(SIGBUS, mine);
+	for (int m = 0; m < 2; m++) {
+		size_t size = 24 * 2 * MIB;
+		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
+		struct prealloc_region r = {p, size, 2 * MIB, -1};
+		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
+					  .requested = 2, .cap = 32, .host_pus = 2};
+		struct prealloc_report rep;
+		struct sigaction now;
+
+		assert_true(p != MAP_FAILED);
+		assert_int_equal(prealloc_one(&r, &o, &rep, &err), -EFAULT);
+		assert_non_null(strstr(err.msg, "ran out: 16 of 24 pages"));
+		sigaction(SIGBUS, NULL, &now);
+		assert_true(now.sa_handler == mine);
+		munmap(p, size);
+	}
+	signal(SIGBUS, SIG_DFL);
+	reserve_restore();
+	assert_int_equal(pool_total(), before);
+}
+
+/* Root only: a process that reserved and is killed by SIGTERM puts the pool back. */
+static void test_restore_on_signal(void **state)
+{
+	uint64_t before = pool_total();
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0 || before == UINT64_MAX)
+		skip_because("needs root and a 2 MiB hugetlb pool to size");
+	pid = fork();
+	if (pid == 0) {
+		uint64_t got;
+		struct mg_err err;
+
+		if (reserve_hugepages(2 * MIB, before + 8, &got, &err))
+			_exit(3);
+		raise(SIGTERM);
+		_exit(4);	/* not reached: SIGTERM ends the process after the restore */
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	assert_int_equal(pool_total(), before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_thread_rule),
+		cmocka_unit_test(test_plan_many),
+		cmocka_unit_test(test_resident_both_methods),
+		cmocka_unit_test(test_running_out),
+		cmocka_unit_test(test_restore_on_signal),
+	};
+
+	return cmocka_run_group_tests_name("prealloc", tests, NULL, NULL);
+}
