@@ -68,9 +68,10 @@ static void arm_restore(void)
 	/* A forked child starts its own list: what it inherited is its parent's to restore. */
 	n_saved = 0;
 	owner = getpid();
-	if (!armed)
-		atexit(reserve_restore);
+	if (armed)
+		return;	/* the handlers and the atexit came along with the fork */
 	armed = 1;
+	atexit(reserve_restore);
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		sigaction(fatal_signals[i], &sa, &old_actions[i]);
