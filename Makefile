@@ -52,7 +52,7 @@ $(B)/tests/%: $(B)/tests/%.o $(B)/libmemgate.a
 # The main job: everything the host supports, embedded defaults, reports under build/.
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json
+	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RUN_ARGS)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS)
