@@ -141,6 +141,7 @@ struct worker {
 	struct pool *pool;
 	volatile size_t done_pages;	/* progress, read after a SIGBUS unwound the loop */
 	int err;			/* 0, -EFAULT (out of pages), or -errno of madvise */
+	bool fell_back;			/* populate answered EINVAL here: touched instead */
 	int64_t start_ns, end_ns, cpu_ns;
 };
 
@@ -182,11 +183,15 @@ static void fault_pages(struct worker *w)
 
 	if (w->method == PREALLOC_POPULATE) {
 		/* Holds the mmap lock for reading throughout; EFAULT: the pool ran dry. */
-		if (madvise(base, len, MADV_POPULATE_WRITE))
-			w->err = -errno;
-		else
+		if (!madvise(base, len, MADV_POPULATE_WRITE)) {
 			w->done_pages = w->share.n_pages;
-		return;
+			return;
+		}
+		if (errno != EINVAL) {
+			w->err = -errno;
+			return;
+		}
+		w->fell_back = true;	/* not on this area: touch it instead */
 	}
 	/*
 	 * A locked add of 0 is a write: one write fault maps the page, and the byte keeps its
@@ -251,11 +256,15 @@ size_t prealloc_resident_pages(const struct prealloc_region *r)
 	return count / (r->page_size / base);
 }
 
-/* Only EINVAL says the kernel lacks MADV_POPULATE_WRITE; ask on the area itself. */
+/*
+ * Only EINVAL says MADV_POPULATE_WRITE cannot be used. A zero length asks the kernel without
+ * faulting anything (QEMU probes the first page, which with 1 GiB pages is half the work of a
+ * 2-page guest done before the workers start); each worker then asks on its own range and
+ * falls back to touch there on EINVAL (a VM_PFNMAP area, say).
+ */
 static enum prealloc_method probe_method(const struct prealloc_region *r, enum prealloc_method m)
 {
-	if (m == PREALLOC_POPULATE && madvise(r->addr, r->page_size, MADV_POPULATE_WRITE) &&
-	    errno == EINVAL)
+	if (m == PREALLOC_POPULATE && madvise(r->addr, 0, MADV_POPULATE_WRITE) && errno == EINVAL)
 		return PREALLOC_TOUCH;
 	return m;
 }

@@ -532,6 +532,14 @@ static int reserve_pool(const struct hw_info *hw, struct run_opts *opts)
 	opts->hugepages_reserved = true;
 	fprintf(stderr, "memgate: %" PRIu64 " free 2 MiB hugetlb pages for this run; the pool's "
 		"size is put back on exit\n", got);
+	/* 1 GiB pages need that much contiguous memory: worth a try, not a reason to stop. */
+	want = prealloc_gigapages_wanted(hw, opts);
+	if (reserve_hugepages(1 << 30, want, &got, &err))
+		fprintf(stderr, "memgate: no 1 GiB pages for this run (the 1 GiB cases skip): %s\n",
+			err.msg);
+	else
+		fprintf(stderr, "memgate: %" PRIu64 " free 1 GiB hugetlb pages for this run, put "
+			"back on exit too\n", got);
 	return 0;
 }
 
@@ -581,10 +589,6 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 
 	if (!results)
 		return EXIT_HARNESS;
-	if (c->reserve && (status = reserve_pool(hw, &opts))) {
-		free(results);
-		return status;
-	}
 	gmtime_r(&now, &tm);
 	strftime(rep.timestamp, sizeof(rep.timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
@@ -638,6 +642,11 @@ static int cmd_run(int argc, char **argv)
 	if (n == 0) {
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
+	}
+	/* Reserve, then describe the host again: the suites plan from the pools they will use. */
+	if (!ret && c.reserve && !(ret = reserve_pool(&hw, &c.opts))) {
+		hw_release(&hw);
+		ret = load_hw(&hw, NULL);
 	}
 	if (!ret)
 		ret = run_cases(&c, &hw, insts, n);

@@ -32,7 +32,7 @@ uint64_t prealloc_guest_size(const struct hw_info *hw, const struct run_opts *o)
 	if (!size) {
 		/* min(4 GiB, a quarter of what is available): the run must not push the host
 		 * into reclaim, and 4 GiB is what MEASURED.md and QEMU's figures use. */
-		size = o->quick ? GIB / 4 : 4 * GIB;
+		size = o->quick ? GIB : 4 * GIB;
 		if (hw->meminfo_available_kib && size > hw->meminfo_available_kib * 1024 / 4)
 			size = hw->meminfo_available_kib * 1024 / 4;
 	}
@@ -43,6 +43,14 @@ uint64_t prealloc_guest_size(const struct hw_info *hw, const struct run_opts *o)
 uint64_t prealloc_hugepages_wanted(const struct hw_info *hw, const struct run_opts *o)
 {
 	return prealloc_guest_size(hw, o) / (2 * MIB) + RESERVE_MARGIN_PAGES;
+}
+
+uint64_t prealloc_gigapages_wanted(const struct hw_info *hw, const struct run_opts *o)
+{
+	uint64_t pages = prealloc_guest_size(hw, o) / GIB;
+
+	/* As startup_size() asks for, and one more for the residency check. */
+	return (pages > hw->n_pus ? pages : hw->n_pus) + 1;
 }
 
 /* ---- page kinds -------------------------------------------------------------------------- */
@@ -112,10 +120,11 @@ struct mapping {
 	int fd;
 };
 
-/* A fresh mapping of @size bytes of kind @k; @noreserve lets hugetlb map past the pool. */
-static int map_kind(int k, size_t size, bool noreserve, struct mapping *m)
+/* A fresh mapping of @size bytes of kind @k, @mflags added to an anonymous one's flags
+ * (MAP_NORESERVE: hugetlb maps past the pool; MAP_POPULATE: faulted in by mmap). */
+static int map_kind(int k, size_t size, int mflags, struct mapping *m)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | mflags;
 	size_t extra = k == K_THP ? 2 * MIB : 0;
 	char *p;
 
@@ -252,7 +261,7 @@ static void check_resident(struct case_ctx *ctx)
 
 	if (kinds[k].hugetlb && pool_short(ctx, k, size / kinds[k].page))
 		return;
-	ret = map_kind(k, size, false, &m);
+	ret = map_kind(k, size, 0, &m);
 	if (ret) {
 		case_error(ctx, "mapping %zu MiB of %s: %s", size >> 20, kinds[k].name, strerror(-ret));
 		return;
@@ -479,7 +488,7 @@ static void check_running_out(struct case_ctx *ctx)
 	}
 	o.method = (enum prealloc_method)prealloc_method_parse(case_param(ctx, "method"));
 	/* MAP_NORESERVE: the mapping exceeds the pool, and the faults find out. */
-	ret = map_kind(K_HUGE_2M, (have + OVERSHOOT_PAGES) * 2 * MIB, true, &m);
+	ret = map_kind(K_HUGE_2M, (have + OVERSHOOT_PAGES) * 2 * MIB, MAP_NORESERVE, &m);
 	if (ret) {
 		case_error(ctx, "mapping %" PRIu64 " hugetlb pages: %s", have + OVERSHOOT_PAGES,
 			   strerror(-ret));
@@ -515,7 +524,8 @@ enum { P_TOUCH, P_POPULATE, P_METHODS };
 #define P_POINTS 9	/* t1 t2 t4 ... t128, and tall */
 enum {
 	M_IMPL_MS = P_METHODS * P_POINTS, M_IMPL_THREADS, M_IMPL_IMBALANCE, M_IMPL_CPU_MS,
-	M_IMPL_SPEEDUP, M_IMPL_EFFICIENCY, M_MEMSET_MS, M_STARTUP_METRICS,
+	M_IMPL_SPEEDUP, M_IMPL_EFFICIENCY, M_MEMSET_MS, M_MLOCK_MS, M_MAP_POPULATE_MS,
+	M_STARTUP_METRICS,
 };
 
 #define POINT_METRICS(m)                                                                           \
@@ -535,10 +545,16 @@ static const struct metric_def startup_metrics[M_STARTUP_METRICS] = {
 	[M_IMPL_SPEEDUP] = {"impl.speedup", "x", HIGHER_IS_BETTER},
 	[M_IMPL_EFFICIENCY] = {"impl.efficiency", "x", HIGHER_IS_BETTER},
 	[M_MEMSET_MS] = {"memset.ms", "ms", LOWER_IS_BETTER},
+	[M_MLOCK_MS] = {"mlock.ms", "ms", LOWER_IS_BETTER},
+	[M_MAP_POPULATE_MS] = {"map_populate.ms", "ms", LOWER_IS_BETTER},
 };
 
+/* Runs that are not a method at a thread count: the implementation under test, and the two
+ * single-threaded alternatives of seed 000 (mlock; MAP_POPULATE, which ignores failures). */
+enum { R_IMPL = -1, R_MLOCK = -2, R_MAP_POPULATE = -3 };
+
 struct run_spec {
-	int method;		/* P_TOUCH, P_POPULATE, or -1 for the implementation under test */
+	int method;		/* P_TOUCH, P_POPULATE, or one of the R_ below */
 	unsigned int threads;
 	unsigned int metric;
 };
@@ -553,7 +569,10 @@ static unsigned int run_list(unsigned int pus, struct run_spec *runs)
 			runs[n++] = (struct run_spec){m, 1u << p, (unsigned int)(m * P_POINTS) + p};
 		runs[n++] = (struct run_spec){m, pus, (unsigned int)(m * P_POINTS + P_POINTS - 1)};
 	}
-	runs[n++] = (struct run_spec){-1, 0, M_IMPL_MS};
+	runs[n++] = (struct run_spec){R_MLOCK, 1, M_MLOCK_MS};
+	runs[n++] = (struct run_spec){R_MAP_POPULATE, 1, M_MAP_POPULATE_MS};
+	/* The implementation under test comes last: perf_startup() reads its time there. */
+	runs[n++] = (struct run_spec){R_IMPL, 0, M_IMPL_MS};
 	return n;
 }
 
@@ -565,8 +584,9 @@ static size_t startup_size(const struct hw_info *hw, const struct run_opts *o, i
 
 	if (!kinds[k].hugetlb && size > GIB)
 		size = GIB;
+	/* 1 GiB pages: at least one per PU, or the rule gives fewer threads than PUs. */
 	if (kinds[k].page == GIB)
-		size = size < GIB ? GIB : size & ~(GIB - 1);
+		size = size < (uint64_t)hw->n_pus * GIB ? (uint64_t)hw->n_pus * GIB : size & ~(GIB - 1);
 	return (size_t)size;
 }
 
@@ -612,20 +632,30 @@ static int one_run(struct case_ctx *ctx, int k, size_t size, const struct preall
 	struct prealloc_report rep;
 	struct measure_span span;
 	struct mapping m;
-	int ret = map_kind(k, size, false, &m);
+	bool map_populate = rs->method == R_MAP_POPULATE;
+	int ret;
 
+	/* MAP_POPULATE faults in inside mmap, before MADV_HUGEPAGE could apply: not for THP. */
+	if (map_populate && k == K_THP)
+		return 0;
+	measure_span_begin(&span);
+	ret = map_kind(k, size, map_populate ? MAP_POPULATE : 0, &m);
+	if (map_populate)
+		measure_span_end(&span);
 	if (ret)
 		return mg_err_set(err, -ret, "mapping %zu MiB of %s: %s", size >> 20, kinds[k].name,
 				  strerror(-ret));
 	struct prealloc_region r = {m.addr, size, kinds[k].page, -1};
 
-	measure_span_begin(&span);
-	ret = prealloc_one(&r, o, &rep, err);
-	measure_span_end(&span);
+	if (!map_populate) {
+		measure_span_begin(&span);
+		ret = prealloc_one(&r, o, &rep, err);
+		measure_span_end(&span);
+	}
 	*ms = (double)span.wall_ns / 1e6;
 	if (!ret && record) {
 		case_sample(ctx, rs->metric, *ms, &span);
-		if (rs->method < 0) {
+		if (rs->method == R_IMPL) {
 			case_sample(ctx, M_IMPL_THREADS, rep.threads, &span);
 			case_sample(ctx, M_IMPL_IMBALANCE, rep.slowest_ns / rep.fastest_ns, &span);
 			case_sample(ctx, M_IMPL_CPU_MS, rep.cpu_ns / 1e6, &span);
@@ -649,8 +679,9 @@ static void perf_startup(struct case_ctx *ctx)
 	int k = kind_parse(case_param(ctx, "kind"));
 	size_t size = startup_size(hw, o, k);
 	struct prealloc_opts impl = impl_opts(ctx);
-	struct run_spec runs[2 * P_POINTS + 1];
+	struct run_spec runs[2 * P_POINTS + 3];
 	unsigned int n = run_list(hw->n_pus, runs);
+	bool mlock_ok = true;
 
 	if (kinds[k].hugetlb && pool_short(ctx, k, size / kinds[k].page))
 		return;
@@ -658,7 +689,7 @@ static void perf_startup(struct case_ctx *ctx)
 		case_counter(ctx, m, "clock");
 	case_prop(ctx, "size_mib", "%zu", size >> 20);
 	for (unsigned int i = 0; i < o->warmup + o->samples; i++) {
-		double ms[2 * P_POINTS + 1], base = 0;
+		double ms[2 * P_POINTS + 3], base = 0;
 
 		for (unsigned int j = 0; j < n; j++) {
 			/* Rotate the order: no run always comes first after the last unmap. */
@@ -670,8 +701,19 @@ static void perf_startup(struct case_ctx *ctx)
 				po.method = runs[q].method == P_TOUCH ? PREALLOC_TOUCH : PREALLOC_POPULATE;
 				po.requested = runs[q].threads;
 				po.cap = PREALLOC_MAX_THREADS;
+			} else if (runs[q].method == R_MLOCK) {
+				po.method = PREALLOC_MLOCK;
 			}
+			if (runs[q].method == R_MLOCK && !mlock_ok)
+				continue;
 			if (one_run(ctx, k, size, &po, i >= o->warmup, &runs[q], &ms[q], &err)) {
+				/* mlock is a measured alternative: without the rlimit for it, the
+				 * others still run. */
+				if (runs[q].method == R_MLOCK) {
+					case_log(ctx, "mlock not measured: %s", err.msg);
+					mlock_ok = false;
+					continue;
+				}
 				case_error(ctx, "%s", err.msg);
 				return;
 			}
@@ -752,7 +794,10 @@ static void summary_case(FILE *f, const struct case_result *r, const struct run_
 		limit = size_gib / (memset_m->sum.median / 1e3);
 	fprintf(f, "%s, %.2f GiB (memset over faulted memory: %.1f GiB/s)\n", r->inst->name,
 		size_gib, limit);
-	for (unsigned int m = 0; m <= M_IMPL_MS; m++) {
+	static const unsigned int extra[] = {M_MLOCK_MS, M_MAP_POPULATE_MS};
+
+	for (unsigned int i = 0; i <= M_IMPL_MS + 2; i++) {
+		unsigned int m = i <= M_IMPL_MS ? i : extra[i - M_IMPL_MS - 1];
 		const struct metric_result *mr = metric(r, m);
 		double gibs;
 
