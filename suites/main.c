@@ -518,8 +518,13 @@ static int resample_inconclusive(const struct case_inst *insts, struct case_resu
 /* --reserve-hugepages: enough free 2 MiB pages for the prealloc cases, restored on exit. */
 static int reserve_pool(const struct hw_info *hw, struct run_opts *opts)
 {
-	uint64_t want = prealloc_gigapages_wanted(hw, opts), got = 0;
+	uint64_t want, got = 0;
 	struct mg_err err = {0};
+
+	/* The size is fixed now: after the reservation MemAvailable is smaller, and the cases
+	 * must use the size the pools were sized for. */
+	opts->size_bytes = prealloc_guest_size(hw, opts);
+	want = prealloc_gigapages_wanted(hw, opts);
 
 	if (hw->source != HW_SOURCE_HOST) {
 		fprintf(stderr, "memgate: --reserve-hugepages with --topology: nothing runs here\n");

@@ -45,12 +45,18 @@ uint64_t prealloc_hugepages_wanted(const struct hw_info *hw, const struct run_op
 	return prealloc_guest_size(hw, o) / (2 * MIB) + RESERVE_MARGIN_PAGES;
 }
 
+/* 1 GiB pages for @size bytes, rounded up to a multiple of the PUs. */
+static uint64_t gigapages_per_pu_multiple(const struct hw_info *hw, uint64_t size)
+{
+	uint64_t pus = hw->n_pus ? hw->n_pus : 1, pages = (size + GIB - 1) / GIB;
+
+	return (pages + pus - 1) / pus * pus;
+}
+
 uint64_t prealloc_gigapages_wanted(const struct hw_info *hw, const struct run_opts *o)
 {
-	uint64_t pages = prealloc_guest_size(hw, o) / GIB;
-
 	/* As startup_size() asks for, and one more for the residency check. */
-	return (pages > hw->n_pus ? pages : hw->n_pus) + 1;
+	return gigapages_per_pu_multiple(hw, prealloc_guest_size(hw, o)) + 1;
 }
 
 /* ---- page kinds -------------------------------------------------------------------------- */
@@ -584,9 +590,9 @@ static size_t startup_size(const struct hw_info *hw, const struct run_opts *o, i
 
 	if (!kinds[k].hugetlb && size > GIB)
 		size = GIB;
-	/* 1 GiB pages: at least one per PU, or the rule gives fewer threads than PUs. */
+	/* 1 GiB pages: a whole number of them per PU, or the threads get unequal shares. */
 	if (kinds[k].page == GIB)
-		size = size < (uint64_t)hw->n_pus * GIB ? (uint64_t)hw->n_pus * GIB : size & ~(GIB - 1);
+		size = gigapages_per_pu_multiple(hw, size) * GIB;
 	return (size_t)size;
 }
 
