@@ -49,14 +49,23 @@ $(B)/tests/%.o: tests/%.c
 $(B)/tests/%: $(B)/tests/%.o $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
+# The RCU again under ThreadSanitizer: its barriers and locks, checked as they run.
+$(B)/tsan/test_rcu: tests/test_rcu.c impl/rcu.c impl/rcu.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -O1 -fsanitize=thread $(TEST_CFLAGS) tests/test_rcu.c impl/rcu.c -o $@ \
+		$(TEST_LIBS) -pthread
+
+tsan: $(B)/tsan/test_rcu
+	TSAN_OPTIONS=halt_on_error=1 CMOCKA_MESSAGE_OUTPUT=TAP $(B)/tsan/test_rcu
+
 # The main job: everything the host supports, embedded defaults, reports under build/.
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RUN_ARGS)
 
 check: deps
-	@$(MAKE) --no-print-directory all $(TESTS)
-	@sh tests/run.sh $(B) $(TESTS)
+	@$(MAKE) --no-print-directory all $(TESTS) $(B)/tsan/test_rcu
+	@sh tests/run.sh $(B) $(TESTS) $(B)/tsan/test_rcu
 
 format:
 	clang-format -i $(wildcard */*.c */*.h)
