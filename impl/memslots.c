@@ -1,6 +1,8 @@
 /* memslots.c - KVM's sorted memslot array and the three ways it was kept sorted (seed 002). */
 #include "impl/memslots.h"
 
+#include "util/text.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +25,7 @@ const char *memslots_update_name(enum memslots_update u)
 
 int memslots_update_parse(const char *name)
 {
-	for (size_t i = 0; i < sizeof(update_names) / sizeof(update_names[0]); i++)
-		if (!strcmp(name, update_names[i]))
-			return (int)i;
-	return -1;
+	return text_index(update_names, sizeof(update_names) / sizeof(update_names[0]), name);
 }
 
 const char *memslots_order_name(enum memslots_order o)

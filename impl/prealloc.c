@@ -1,6 +1,8 @@
 /* prealloc.c - fault in guest memory with a pool of threads, as QEMU's -mem-prealloc does. */
 #include "impl/prealloc.h"
 
+#include "util/text.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -29,10 +31,7 @@ const char *prealloc_method_name(enum prealloc_method m)
 
 int prealloc_method_parse(const char *name)
 {
-	for (size_t i = 0; i < sizeof(method_names) / sizeof(method_names[0]); i++)
-		if (!strcmp(name, method_names[i]))
-			return (int)i;
-	return -1;
+	return text_index(method_names, sizeof(method_names) / sizeof(method_names[0]), name);
 }
 
 static unsigned int min_u(unsigned int a, size_t b)

@@ -787,7 +787,7 @@ static const struct metric_result *metric(const struct case_result *r, unsigned 
 	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
 }
 
-static void summary_case(FILE *f, const struct case_result *r, const struct run_opts *o)
+static void summary_case(FILE *f, const struct case_result *r)
 {
 	const struct metric_result *memset_m = metric(r, M_MEMSET_MS);
 	double size_gib = 0, limit = 0;
@@ -795,7 +795,6 @@ static void summary_case(FILE *f, const struct case_result *r, const struct run_
 	for (size_t i = 0; i < r->n_props; i++)
 		if (!strcmp(r->props[i].name, "size_mib"))
 			size_gib = atof(r->props[i].value) / 1024;
-	(void)o;
 	if (memset_m)
 		limit = size_gib / (memset_m->sum.median / 1e3);
 	fprintf(f, "%s, %.2f GiB (memset over faulted memory: %.1f GiB/s)\n", r->inst->name,
@@ -838,7 +837,7 @@ static char *prealloc_summary(const struct case_result *results, size_t n)
 			fprintf(f, "prealloc: start-up time, median of the samples (4 KiB and THP are "
 				   "bimodal here: freed memory goes back to the host; hugetlb does "
 				   "not, and only hugetlb is gated)\n");
-		summary_case(f, &results[i], NULL);
+		summary_case(f, &results[i]);
 		fflush(f);
 	}
 	if (f) {

@@ -135,3 +135,11 @@ int text_glob(const char *pattern, const char *name)
 {
 	return fnmatch(pattern, name, 0) == 0;
 }
+
+int text_index(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; name && i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return (int)i;
+	return -1;
+}

@@ -37,6 +37,12 @@ int text_read_u64(const char *path, uint64_t *out);
  */
 int text_meminfo_kib(const char *text, const char *key, uint64_t *out);
 
+/**
+ * text_index() - the index of @name among the @n @names (a NULL entry matches nothing), or -1
+ * when it is none of them (NULL @name included). For parsing enum names.
+ */
+int text_index(const char *const *names, size_t n, const char *name);
+
 /** text_glob() - does @name match the shell pattern @pattern (fnmatch, no flags)? */
 int text_glob(const char *pattern, const char *name);
 
