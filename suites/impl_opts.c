@@ -20,6 +20,7 @@ static const char *const memslots_lookup[] = {"binary+cache", "binary", "linear+
 static const char *const prealloc_method[] = {"populate", "touch", "mlock", NULL};
 static const char *const prealloc_threads[] = {"vcpus", NULL};
 static const char *const prealloc_cap[] = {"32", "16", NULL};
+static const char *const rcu_trim[] = {"idle", "every-batch", "none", NULL};
 
 /* The default of each key is what landed upstream; the others are the references. */
 static const struct impl_key keys[] = {
@@ -33,6 +34,8 @@ static const struct impl_key keys[] = {
 	 "threads asked for (vcpus: the guest's vCPU count, here the host's PUs), or N", 4096},
 	{"prealloc.cap", prealloc_cap,
 	 "most threads used (32 proposed in 2025, 16 QEMU's today), or N", 4096},
+	{"rcu.trim", rcu_trim,
+	 "when the call_rcu thread calls malloc_trim (idle: what QEMU kept)", 0},
 };
 
 static_assert(sizeof(keys) / sizeof(keys[0]) <= IMPL_MAX_KEYS, "raise IMPL_MAX_KEYS");

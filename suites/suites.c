@@ -5,6 +5,7 @@ static const struct suite_def *const all_suites[] = {
 	&suite_hw,
 	&suite_memslots,
 	&suite_prealloc,
+	&suite_rcu,
 };
 
 const struct suite_def *const *suites_all(size_t *n)

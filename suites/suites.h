@@ -9,6 +9,7 @@
 extern const struct suite_def suite_hw;
 extern const struct suite_def suite_memslots;
 extern const struct suite_def suite_prealloc;
+extern const struct suite_def suite_rcu;
 
 /** prealloc_guest_size() - bytes of guest memory the prealloc cases use (--size or default). */
 uint64_t prealloc_guest_size(const struct hw_info *hw, const struct run_opts *o);

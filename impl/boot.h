@@ -1,0 +1,39 @@
+/* boot.h - a guest booting with N disks: the memory-map churn behind seed 003's regression. */
+#ifndef MG_IMPL_BOOT_H
+#define MG_IMPL_BOOT_H
+
+#include <stdint.h>
+
+#include "impl/rcu.h"
+#include "util/err.h"
+
+struct boot_params {
+	unsigned int disks;
+	enum rcu_trim trim;
+	uint64_t seed;		/* the reader's addresses */
+};
+
+struct boot_result {
+	double boot_ms;			/* first disk realised to last BAR enabled */
+	double main_lock_wait_ms;	/* the main thread waiting for the big lock */
+	uint64_t commits;		/* memory transactions */
+	uint64_t rss_boot_kib, heap_boot_kib;	/* at the end of boot; heap: anonymous RSS */
+	uint64_t rss_idle_kib, heap_idle_kib;	/* after the idle pause */
+	struct rcu_stats rcu;
+	uint64_t reader_lookups;
+	uint64_t reader_bad;		/* lookups that saw a freed map: must be 0 */
+};
+
+/* The pause after boot: long enough for the call_rcu thread to drain and go idle (the
+ * batching rule waits at most 5 x 10 ms) and for the idle policy to trim. */
+#define BOOT_IDLE_PAUSE_MS 200
+
+/**
+ * boot_run() - realise @p->disks disks and program their BARs as firmware and a kernel do,
+ * each change a memory transaction published with RCU, while a vCPU thread translates
+ * addresses. Starts and stops the RCU thread with @p->trim. Meant for a fresh process: the
+ * RSS figures are the process's. Returns 0 or -errno with @err.
+ */
+int boot_run(const struct boot_params *p, struct boot_result *r, struct mg_err *err);
+
+#endif
