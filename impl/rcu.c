@@ -301,8 +301,12 @@ static void *call_rcu_thread(void *arg)
 		t0 = now_ns();
 		if (calls.big_lock)
 			pthread_mutex_lock(calls.big_lock);
+		/* Counted before the callbacks run: one of them may be drain_call_rcu()'s, and its
+		 * caller may read the counts as soon as it has run. */
 		pthread_mutex_lock(&calls.stats_lock);
 		calls.stats.big_lock_wait_ns += (uint64_t)(now_ns() - t0);
+		calls.stats.batches++;
+		calls.stats.callbacks += n;
 		pthread_mutex_unlock(&calls.stats_lock);
 		for (h = take(n); h;) {
 			struct rcu_head *next = h->next;
@@ -312,10 +316,6 @@ static void *call_rcu_thread(void *arg)
 		}
 		if (calls.big_lock)
 			pthread_mutex_unlock(calls.big_lock);
-		pthread_mutex_lock(&calls.stats_lock);
-		calls.stats.batches++;
-		calls.stats.callbacks += n;
-		pthread_mutex_unlock(&calls.stats_lock);
 		if (calls.trim == RCU_TRIM_EVERY_BATCH)
 			trim(queued() == 0);
 	}

@@ -1,5 +1,7 @@
 /* suite_rcu.c - the N-disk boot (seed 003): boot time and heap RSS per trim policy. */
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +138,173 @@ static void perf_boot(struct case_ctx *ctx)
 	}
 }
 
+/* ---- checks: the RCU's promises, in the child, on the real call_rcu thread ------------- */
+
+#define STRESS_SECTIONS 20000
+#define MAGIC_LIVE 0x600dcafeu
+
+struct obj {
+	struct rcu_head head;	/* first: callbacks get the object back */
+	unsigned int magic;
+	unsigned long id;	/* unique: a freed and reused object has another */
+};
+
+struct stress {
+	struct obj *shared;
+	unsigned long next_id, bad;
+	int stop;
+};
+
+static void poison_free(struct rcu_head *h)
+{
+	memset(h, 0x6b, sizeof(struct obj));
+	free(h);
+}
+
+static void *stress_reader(void *arg)
+{
+	struct stress *s = arg;
+
+	rcu_register_thread();
+	for (int k = 0; k < STRESS_SECTIONS; k++) {
+		struct obj *o;
+		unsigned long id;
+
+		rcu_read_lock();
+		o = rcu_dereference(s->shared);
+		id = o ? __atomic_load_n(&o->id, __ATOMIC_RELAXED) : 0;
+		/* Preempted inside now and then, as readers are: 2 ms lets the others run. */
+		if ((k & 255) == 0)
+			nanosleep(&(struct timespec){0, 2000000}, NULL);
+		if (o && (__atomic_load_n(&o->magic, __ATOMIC_RELAXED) != MAGIC_LIVE ||
+			  __atomic_load_n(&o->id, __ATOMIC_RELAXED) != id))
+			__atomic_fetch_add(&s->bad, 1, __ATOMIC_RELAXED);
+		rcu_read_unlock();
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static void *stress_writer(void *arg)
+{
+	struct stress *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+		struct obj *o = malloc(sizeof(*o)), *old;
+
+		o->magic = MAGIC_LIVE;
+		o->id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
+		old = __atomic_exchange_n(&s->shared, o, __ATOMIC_ACQ_REL);
+		if (old)
+			call_rcu(&old->head, poison_free);
+	}
+	return NULL;
+}
+
+/* Readers never see freed memory while writers replace and call_rcu-free under them. */
+static void check_stress(struct case_ctx *ctx)
+{
+	struct stress s = {0};
+	pthread_t r[3], w[2];
+	struct rcu_stats st;
+
+	if (rcu_start(RCU_TRIM_NONE, NULL)) {
+		case_error(ctx, "cannot start the call_rcu thread");
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		pthread_create(&r[i], NULL, stress_reader, &s);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&w[i], NULL, stress_writer, &s);
+	for (int i = 0; i < 3; i++)
+		pthread_join(r[i], NULL);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i], NULL);
+	drain_call_rcu();
+	rcu_get_stats(&st);
+	rcu_stop();
+	if (s.shared)
+		poison_free(&s.shared->head);
+	case_prop(ctx, "replacements", "%lu", s.next_id);
+	case_prop(ctx, "batches", "%" PRIu64, st.batches);
+	if (s.bad)
+		case_fail(ctx, "readers saw a freed object %lu times in %d sections x 3 readers "
+			       "(%lu replacements)", s.bad, STRESS_SECTIONS, s.next_id);
+	/* Every replaced object was freed once, and drain_call_rcu() added one callback. */
+	if (st.callbacks != s.next_id)
+		case_fail(ctx, "%" PRIu64 " callbacks ran for %lu objects replaced and one drain",
+			  st.callbacks, s.next_id - 1);
+}
+
+struct counted {
+	struct rcu_head head;
+	int *runs;
+};
+
+static void count_run(struct rcu_head *h)
+{
+	__atomic_fetch_add(((struct counted *)h)->runs, 1, __ATOMIC_RELAXED);
+	free(h);
+}
+
+static void enqueue(int *runs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct counted *c = malloc(sizeof(*c));
+
+		c->runs = &runs[i];
+		call_rcu(&c->head, count_run);
+	}
+}
+
+/*
+ * Each callback once, drain_call_rcu() after all earlier ones, the batching rule on a known
+ * arrival pattern (30 at once: one batch; 5 more: one more after the five sleeps), and each
+ * trim policy trimming when it should.
+ */
+static void check_queue(struct case_ctx *ctx)
+{
+	static int runs[RCU_CALL_MIN_SIZE];
+	struct rcu_stats st;
+
+	for (int p = RCU_TRIM_NONE; p <= RCU_TRIM_IDLE; p++) {
+		memset(runs, 0, sizeof(runs));
+		if (rcu_start((enum rcu_trim)p, NULL)) {
+			case_error(ctx, "cannot start the call_rcu thread");
+			return;
+		}
+		enqueue(runs, RCU_CALL_MIN_SIZE);
+		drain_call_rcu();
+		for (int i = 0; i < RCU_CALL_MIN_SIZE; i++)
+			if (runs[i] != 1)
+				case_fail(ctx, "%s: callback %d ran %d times before drain returned",
+					  policy_names[p], i, runs[i]);
+		enqueue(runs, 5);
+		drain_call_rcu();
+		rcu_stop();
+		rcu_get_stats(&st);
+		if (st.batches != 2)
+			case_fail(ctx, "%s: %" PRIu64 " batches for 31 then 6 callbacks, expected 2",
+				  policy_names[p], st.batches);
+		if (p == RCU_TRIM_NONE && st.trims)
+			case_fail(ctx, "none: %" PRIu64 " trims", st.trims);
+		if (p == RCU_TRIM_EVERY_BATCH && st.trims != st.batches)
+			case_fail(ctx, "every_batch: %" PRIu64 " trims for %" PRIu64 " batches",
+				  st.trims, st.batches);
+		if (p == RCU_TRIM_IDLE && (!st.trims || st.trims_not_idle))
+			case_fail(ctx, "idle: %" PRIu64 " trims, %" PRIu64 " with callbacks queued",
+				  st.trims, st.trims_not_idle);
+	}
+}
+
 static const struct case_def rcu_cases[] = {
+	{.name = "stress", .group = "check", .kind = CASE_CHECK,
+	 .doc = "3 readers, 2 writers: no reader ever sees a freed object; every callback ran",
+	 .run = check_stress},
+	{.name = "queue", .group = "check", .kind = CASE_CHECK,
+	 .doc = "callbacks once, drain, the batching rule, when each trim policy trims",
+	 .run = check_queue},
 	{.name = "boot", .group = "perf", .kind = CASE_PERF, .needs = NEEDS_HOST,
 	 .doc = "N disks realised and their BARs programmed: boot time and heap RSS per policy",
 	 .metrics = boot_metrics, .n_metrics = 4 * B_STATS, .expand = expand_disks,
@@ -175,7 +343,7 @@ static char *rcu_summary(const struct case_result *results, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct case_result *r = &results[i];
 
-		if (r->inst->def != &rcu_cases[0] || !med(r, B_BOOT_MS))
+		if (r->inst->def->run != perf_boot || !med(r, B_BOOT_MS))
 			continue;
 		if (!f && !(f = open_memstream(&buf, &len)))
 			return NULL;
