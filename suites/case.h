@@ -111,6 +111,15 @@ struct run_opts {
 	bool hugepages_reserved;	/* --reserve-hugepages was given and succeeded */
 };
 
+/* Parameter sets: built by a case's expand(), read by its run() and by reports. */
+
+/** case_params_add() - append @name = printf(@fmt, ...) to @p; nothing when @p is full. */
+void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** case_params_get() - the value of parameter @name in @p, or NULL when it has none. */
+const char *case_params_get(const struct case_params *p, const char *name);
+
 /* The child's side: what a case's run() may call. */
 
 /** case_param() - the value of parameter @name, or NULL when the instance has none. */

@@ -63,12 +63,7 @@ static void emit_text(struct case_ctx *ctx, const char *ev, const char *fmt, va_
 
 const char *case_param(const struct case_ctx *ctx, const char *name)
 {
-	const struct case_params *p = &ctx->inst->params;
-
-	for (unsigned int i = 0; i < p->n; i++)
-		if (!strcmp(p->p[i].name, name))
-			return p->p[i].value;
-	return NULL;
+	return case_params_get(&ctx->inst->params, name);
 }
 
 const struct hw_info *case_hw(const struct case_ctx *ctx)

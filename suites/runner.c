@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -616,4 +617,25 @@ int runner_merge(struct case_result *into, const struct case_result *more,
 	into->time_s += more->time_s;
 	summarise(into, opts);
 	return 0;
+}
+
+void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->n == CASE_MAX_PARAMS)
+		return;
+	snprintf(p->p[p->n].name, sizeof(p->p[p->n].name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(p->p[p->n].value, sizeof(p->p[p->n].value), fmt, ap);
+	va_end(ap);
+	p->n++;
+}
+
+const char *case_params_get(const struct case_params *p, const char *name)
+{
+	for (unsigned int i = 0; i < p->n; i++)
+		if (!strcmp(p->p[i].name, name))
+			return p->p[i].value;
+	return NULL;
 }

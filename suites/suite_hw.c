@@ -143,11 +143,9 @@ static unsigned int expand_hugepage_sizes(const struct hw_info *hw, const struct
 		char b[32];
 
 		hw_format_bytes(sizes[i], b, sizeof(b));
-		out[i].n = 1;
-		snprintf(out[i].p[0].name, sizeof(out[i].p[0].name), "size");
 		/* "2 MiB" -> "2MiB": parameter values carry no spaces. */
-		snprintf(out[i].p[0].value, sizeof(out[i].p[0].value), "%.*s%s",
-			 (int)strcspn(b, " "), b, strchr(b, ' ') ? strchr(b, ' ') + 1 : "");
+		case_params_add(&out[i], "size", "%.*s%s", (int)strcspn(b, " "), b,
+				strchr(b, ' ') ? strchr(b, ' ') + 1 : "");
 	}
 	return n < max ? n : max;
 }

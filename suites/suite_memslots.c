@@ -60,20 +60,6 @@ static unsigned int param_uint(struct case_ctx *ctx, const char *name)
 	return v ? (unsigned int)strtoul(v, NULL, 10) : 0;
 }
 
-static void set_param(struct case_params *p, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_param(struct case_params *p, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	snprintf(p->p[p->n].name, sizeof(p->p[p->n].name), "%s", name);
-	va_start(ap, fmt);
-	vsnprintf(p->p[p->n].value, sizeof(p->p[p->n].value), fmt, ap);
-	va_end(ap);
-	p->n++;
-}
-
 static unsigned int expand_capacity_order(const struct hw_info *hw, const struct run_opts *opts,
 					  struct case_params *out, unsigned int max)
 {
@@ -83,8 +69,8 @@ static unsigned int expand_capacity_order(const struct hw_info *hw, const struct
 	(void)opts;
 	for (size_t i = 0; i < sizeof(check_capacities) / sizeof(check_capacities[0]); i++) {
 		for (int order = 0; order < 2 && n + 1 < max; order++) {
-			set_param(&out[n], "capacity", "%u", check_capacities[i]);
-			set_param(&out[n], "order", "%s", memslots_order_name(order));
+			case_params_add(&out[n], "capacity", "%u", check_capacities[i]);
+			case_params_add(&out[n], "order", "%s", memslots_order_name(order));
 			n++;
 		}
 	}
@@ -529,8 +515,8 @@ static unsigned int expand_regressions(const struct hw_info *hw, const struct ru
 	(void)opts;
 	for (size_t i = 0; i < sizeof(regressions) / sizeof(regressions[0]); i++) {
 		for (int order = 0; order < 2 && n < max; order++) {
-			set_param(&out[n], "check", "%s", regressions[i].name);
-			set_param(&out[n], "order", "%s", memslots_order_name(order));
+			case_params_add(&out[n], "check", "%s", regressions[i].name);
+			case_params_add(&out[n], "order", "%s", memslots_order_name(order));
 			n++;
 		}
 	}
@@ -621,8 +607,8 @@ static unsigned int expand_update(const struct hw_info *hw, const struct run_opt
 	(void)hw;
 	for (size_t i = 0; i < sizeof(perf_capacities) / sizeof(perf_capacities[0]) && n < max;
 	     i++, n++) {
-		set_param(&out[n], "capacity", "%u", perf_capacities[i]);
-		set_param(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.update"));
+		case_params_add(&out[n], "capacity", "%u", perf_capacities[i]);
+		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.update"));
 	}
 	return n;
 }
@@ -633,7 +619,7 @@ static unsigned int expand_growth(const struct hw_info *hw, const struct run_opt
 	(void)hw;
 	if (!max)
 		return 0;
-	set_param(&out[0], "impl", "%s", impl_get(opts->impl, "memslots.update"));
+	case_params_add(&out[0], "impl", "%s", impl_get(opts->impl, "memslots.update"));
 	return 1;
 }
 
@@ -835,7 +821,7 @@ static void perf_growth(struct case_ctx *ctx)
 			unsigned int c = (i + j) % 2;
 			struct workload w = {0};
 			struct measure_span span;
-			double cyc[128], sorted[128];
+			double cyc[128];
 			int ret = make_growing(caps[c], measured_ops(caps[c], u), &w);
 
 			if (!ret)
@@ -848,9 +834,7 @@ static void perf_growth(struct case_ctx *ctx)
 			}
 			if (i < o->warmup)
 				continue;
-			memcpy(sorted, cyc, w.k * sizeof(*cyc));
-			qsort(sorted, w.k, sizeof(*sorted), cmp_double);
-			case_sample(ctx, c, stats_quantile_sorted(sorted, w.k, 0.5), &span);
+			case_sample(ctx, c, stats_median(cyc, w.k), &span);
 		}
 	}
 }
@@ -894,8 +878,8 @@ static unsigned int expand_lookup(const struct hw_info *hw, const struct run_opt
 	(void)hw;
 	for (size_t i = 0; i < sizeof(lookup_capacities) / sizeof(lookup_capacities[0]) && n < max;
 	     i++, n++) {
-		set_param(&out[n], "capacity", "%u", lookup_capacities[i]);
-		set_param(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.lookup"));
+		case_params_add(&out[n], "capacity", "%u", lookup_capacities[i]);
+		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.lookup"));
 	}
 	return n;
 }
@@ -1086,14 +1070,6 @@ static const struct gate_def memslots_gates[] = {
 	 .threshold = 1.0, .why = WHY_BINARY},
 };
 
-static const char *inst_param(const struct case_inst *in, const char *name)
-{
-	for (unsigned int i = 0; i < in->params.n; i++)
-		if (!strcmp(in->params.p[i].name, name))
-			return in->params.p[i].value;
-	return "";
-}
-
 static void print_figure(FILE *f, const struct case_result *r, unsigned int m, int width)
 {
 	if (r->metrics && r->metrics[m].n)
@@ -1116,9 +1092,9 @@ static void summary_updates(FILE *f, const struct case_result *results, size_t n
 		if (in->def != &memslots_cases[C_GROWING] && in->def != &memslots_cases[C_RANDOM])
 			continue;
 		for (unsigned int s = 0; s < U_STRATEGIES; s++) {
-			fprintf(f, "%-9s %9s %-13s %-5s", in->def->name, inst_param(in, "capacity"),
+			fprintf(f, "%-9s %9s %-13s %-5s", in->def->name, case_params_get(&in->params, "capacity"),
 				s == U_HEAPSORT ? "heapsort" : s == U_SWAP ? "swap"
-								  : inst_param(in, "impl"),
+								  : case_params_get(&in->params, "impl"),
 				role[s]);
 			for (unsigned int m = 0; m < M_UPD_STATS; m++)
 				print_figure(f, &results[i], s * M_UPD_STATS + m, 10);
@@ -1131,7 +1107,7 @@ static void summary_updates(FILE *f, const struct case_result *results, size_t n
 		if (results[i].inst->def == &memslots_cases[C_GROWTH] && m[0].n && m[1].n)
 			fprintf(f, "growth of %s, growing workload: median %.0f at %d slots, %.0f at "
 				   "%d: %.2fx for %.2fx the slots\n",
-				inst_param(results[i].inst, "impl"), m[0].sum.median, GROWTH_SMALL,
+				case_params_get(&results[i].inst->params, "impl"), m[0].sum.median, GROWTH_SMALL,
 				m[1].sum.median, GROWTH_LARGE, m[1].sum.median / m[0].sum.median,
 				(double)GROWTH_LARGE / GROWTH_SMALL);
 	}
@@ -1154,9 +1130,9 @@ static void summary_lookups(FILE *f, const struct case_result *results, size_t n
 		if (in->def != &memslots_cases[C_FIND])
 			continue;
 		for (unsigned int mode = 0; mode < L_MODES; mode++) {
-			fprintf(f, "%9s %-13s %-5s", inst_param(in, "capacity"),
+			fprintf(f, "%9s %-13s %-5s", case_params_get(&in->params, "capacity"),
 				mode == L_LINEAR ? "linear" : mode == L_BINARY ? "binary"
-								   : inst_param(in, "impl"),
+								   : case_params_get(&in->params, "impl"),
 				role[mode]);
 			for (unsigned int d = 0; d < D_DISTS; d++)
 				print_figure(f, &results[i], mode * D_DISTS + d, 12);

@@ -205,9 +205,7 @@ static unsigned int expand_kinds(const struct hw_info *hw, const struct run_opts
 		/* The perf matrix skips the memfd kinds: they fault like their anon twins. */
 		if (!kind_offered(hw, k) || (perf && kinds[k].memfd))
 			continue;
-		snprintf(out[n].p[0].name, sizeof(out[n].p[0].name), "kind");
-		snprintf(out[n].p[0].value, sizeof(out[n].p[0].value), "%s", kinds[k].name);
-		out[n++].n = 1;
+		case_params_add(&out[n++], "kind", "%s", kinds[k].name);
 	}
 	return n;
 }
@@ -369,15 +367,11 @@ static unsigned int expand_numa(const struct hw_info *hw, const struct run_opts 
 
 	(void)opts;
 	if (hw->n_numa >= 2 && n < max) {
-		snprintf(out[n].p[0].name, sizeof(out[n].p[0].name), "topology");
-		snprintf(out[n].p[0].value, sizeof(out[n].p[0].value), "%s",
-			 hw->source == HW_SOURCE_HOST ? "host" : "loaded");
-		out[n++].n = 1;
+		case_params_add(&out[n++], "topology", "%s",
+				hw->source == HW_SOURCE_HOST ? "host" : "loaded");
 	}
 	for (size_t i = 0; i < sizeof(numa_topos) / sizeof(numa_topos[0]) && n < max; i++) {
-		snprintf(out[n].p[0].name, sizeof(out[n].p[0].name), "topology");
-		snprintf(out[n].p[0].value, sizeof(out[n].p[0].value), "%s", numa_topos[i].name);
-		out[n++].n = 1;
+		case_params_add(&out[n++], "topology", "%s", numa_topos[i].name);
 	}
 	return n;
 }
@@ -464,11 +458,8 @@ static unsigned int expand_methods(const struct hw_info *hw, const struct run_op
 	(void)opts;
 	if (!kind_offered(hw, K_HUGE_2M))
 		return 0;
-	for (size_t i = 0; i < 2 && n < max; i++, n++) {
-		snprintf(out[n].p[0].name, sizeof(out[n].p[0].name), "method");
-		snprintf(out[n].p[0].value, sizeof(out[n].p[0].value), "%s", methods[i]);
-		out[n].n = 1;
-	}
+	for (size_t i = 0; i < 2 && n < max; i++)
+		case_params_add(&out[n++], "method", "%s", methods[i]);
 	return n;
 }
 

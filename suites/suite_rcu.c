@@ -45,12 +45,8 @@ static unsigned int expand_disks(const struct hw_info *hw, const struct run_opts
 
 	(void)hw;
 	for (size_t i = 0; i < sizeof(boot_disks) / sizeof(boot_disks[0]) && n < max; i++, n++) {
-		snprintf(out[n].p[0].name, sizeof(out[n].p[0].name), "disks");
-		snprintf(out[n].p[0].value, sizeof(out[n].p[0].value), "%u", boot_disks[i]);
-		snprintf(out[n].p[1].name, sizeof(out[n].p[1].name), "impl");
-		snprintf(out[n].p[1].value, sizeof(out[n].p[1].value), "%s",
-			 impl_get(opts->impl, "rcu.trim"));
-		out[n].n = 2;
+		case_params_add(&out[n], "disks", "%u", boot_disks[i]);
+		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "rcu.trim"));
 	}
 	return n;
 }
@@ -352,7 +348,7 @@ static char *rcu_summary(const struct case_result *results, size_t n)
 				"boot ms", "anon boot KiB", "anon idle KiB", "batches", "trims");
 		for (unsigned int p = 0; p < 3; p++)
 			fprintf(f, "     %-6s %-12s %9.1f %15.0f %15.0f %8.0f %6.0f\n",
-				r->inst->params.p[0].value, policy_names[p], med(r, p * B_STATS),
+				case_params_get(&r->inst->params, "disks"), policy_names[p], med(r, p * B_STATS),
 				med(r, p * B_STATS + B_HEAP_BOOT), med(r, p * B_STATS + B_HEAP_IDLE),
 				med(r, p * B_STATS + B_BATCHES), med(r, p * B_STATS + B_TRIMS));
 		fprintf(f, "     every_batch / none boot time: %.2f\n",

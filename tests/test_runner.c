@@ -70,11 +70,8 @@ static unsigned int expand_three(const struct hw_info *hw, const struct run_opts
 {
 	(void)hw;
 	(void)opts;
-	for (unsigned int i = 0; i < 3 && i < max; i++) {
-		out[i].n = 1;
-		snprintf(out[i].p[0].name, sizeof(out[i].p[0].name), "n");
-		snprintf(out[i].p[0].value, sizeof(out[i].p[0].value), "%u", i + 1);
-	}
+	for (unsigned int i = 0; i < 3 && i < max; i++)
+		case_params_add(&out[i], "n", "%u", i + 1);
 	return 3;
 }
 
