@@ -1,8 +1,10 @@
 /* rcu.c - grace periods, readers, and the call_rcu thread with its batching and trims. */
 #include "impl/rcu.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -237,9 +239,33 @@ static struct rcu_head *take(unsigned long n)
 	return first;
 }
 
+/* Which file defines @sym as the process resolves it, or NULL. */
+static const char *defined_in(const char *sym)
+{
+	void *addr = dlsym(RTLD_DEFAULT, sym);
+	Dl_info info;
+
+	return addr && dladdr(addr, &info) && info.dli_fname ? info.dli_fname : NULL;
+}
+
+const char *rcu_trim_unsupported(void)
+{
+	static char why[512];
+	const char *malloc_file = defined_in("malloc");
+	const char *libc_file = defined_in("gnu_get_libc_version");
+
+	if (!malloc_file || !libc_file)
+		return "cannot tell which library provides malloc (dladdr found none)";
+	if (!strcmp(malloc_file, libc_file))
+		return NULL;
+	snprintf(why, sizeof(why), "malloc comes from %s, not the C library (%s): that allocator "
+		 "has no malloc_trim", malloc_file, libc_file);
+	return why;
+}
+
 bool rcu_can_trim(void)
 {
-	return true;	/* glibc; an LD_PRELOADed jemalloc or tcmalloc would make it a no-op */
+	return !rcu_trim_unsupported();
 }
 
 static void trim(bool idle)
@@ -255,9 +281,11 @@ static void trim(bool idle)
 }
 
 /*
- * QEMU's batching rule: wait until RCU_CALL_MIN_SIZE callbacks are queued or
- * RCU_BATCH_SLEEPS sleeps have passed; an empty queue makes the thread sleep until the next
- * call_rcu(), and that is when the landed form trims. Returns the batch size, 0 to stop.
+ * QEMU's batching rule: sleep 10 ms, then run a batch if RCU_CALL_MIN_SIZE callbacks are
+ * queued or RCU_BATCH_SLEEPS sleeps have passed. A queue still empty after a sleep makes
+ * the thread wait for the next call_rcu(), and that is when the landed form trims: so a
+ * busy producer, whose callbacks keep arriving within the 10 ms, is never trimmed under.
+ * Returns the batch size, 0 to stop.
  */
 static unsigned long wait_for_batch(void)
 {
@@ -266,18 +294,19 @@ static unsigned long wait_for_batch(void)
 	int tries = 0;
 
 	while (n == 0 || (n < RCU_CALL_MIN_SIZE && ++tries <= RCU_BATCH_SLEEPS)) {
+		if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE) && n == 0)
+			return 0;
+		/* The only sleeps of the model: the rule itself sleeps 10 ms. */
+		nanosleep(&nap, NULL);
 		if (n == 0) {
-			if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE))
-				return 0;
 			event_reset(&calls.ready);
 			if (queued() == 0) {
 				if (calls.trim == RCU_TRIM_IDLE)
 					trim(true);
+				if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE))
+					return 0;
 				event_wait(&calls.ready);
 			}
-		} else {
-			/* The only sleeps of the model: the rule itself sleeps 10 ms. */
-			nanosleep(&nap, NULL);
 		}
 		n = queued();
 	}
@@ -328,8 +357,6 @@ int rcu_start(enum rcu_trim trim_policy, pthread_mutex_t *big_lock)
 
 	if (calls.running)
 		return -EBUSY;
-	if (trim_policy != RCU_TRIM_NONE && !rcu_can_trim())
-		return -ENOTSUP;
 	calls.trim = trim_policy;
 	calls.big_lock = big_lock;
 	calls.stop = false;

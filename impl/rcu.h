@@ -40,8 +40,9 @@ struct rcu_stats {
 
 /**
  * rcu_start() - start the call_rcu thread with @trim, running callbacks under @big_lock
- * (may be NULL). Returns 0 or -errno (-EBUSY when already started, -ENOTSUP for a trim
- * policy this allocator cannot do).
+ * (may be NULL). Returns 0 or -errno (-EBUSY when already started). The trim policies run
+ * whatever the allocator; where rcu_trim_unsupported() says why, their malloc_trim calls
+ * are counted but give nothing back.
  */
 int rcu_start(enum rcu_trim trim, pthread_mutex_t *big_lock);
 
@@ -75,7 +76,15 @@ void drain_call_rcu(void);
 /** rcu_get_stats() - what the call_rcu thread did since rcu_start(). */
 void rcu_get_stats(struct rcu_stats *out);
 
-/** rcu_can_trim() - does this allocator have malloc_trim (glibc: yes)? */
+/**
+ * rcu_trim_unsupported() - NULL when malloc_trim works here, else why not: the process's
+ * malloc comes from another library than the C library's (jemalloc or tcmalloc linked or
+ * LD_PRELOADed), whose malloc_trim would trim an arena nothing allocates from. QEMU's
+ * configure turns CONFIG_MALLOC_TRIM off with those allocators for the same reason.
+ */
+const char *rcu_trim_unsupported(void);
+
+/** rcu_can_trim() - !rcu_trim_unsupported(). */
 bool rcu_can_trim(void);
 
 /* Publish and read a pointer: the store releases what was written before it, the load

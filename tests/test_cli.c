@@ -2,6 +2,8 @@
 #include "tests/testutil.h"
 
 #include <dirent.h>
+#include <glob.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -221,12 +223,38 @@ static void test_prealloc_checks(void **state)
 	expect(2, "--size expects", "run -s prealloc --size 10");
 }
 
+/*
+ * The RCU checks; a 1-disk boot with its guest where /dev/kvm is ours; and with jemalloc
+ * preloaded, malloc is not the C library's: the boot SKIPs saying so, the checks still pass.
+ */
+static void test_rcu_suite(void **state)
+{
+	const char *boot1 = "run -s rcu -k 'rcu.perf.boot[[]disks=1,*' -n 2 --warmup 0";
+	bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
+	glob_t g;
+
+	(void)state;
+	expect(0, "0 failed, 0 errors", "run -s rcu -k 'rcu.check.*'");
+	expect(2, "rcu.trim takes idle, every-batch, none", "run -s rcu --impl rcu.trim=sometimes");
+	expect(0, kvm ? "PASS  rcu.perf.boot[disks=1,impl=idle]" :
+			"SKIP  rcu.perf.boot[disks=1,impl=idle]", boot1);
+	if (glob("/usr/lib/*/libjemalloc.so.2", 0, NULL, &g) || !g.gl_pathc)
+		skip_because("no /usr/lib/*/libjemalloc.so.2 (Debian: libjemalloc2)");
+	assert_int_equal(setenv("LD_PRELOAD", g.gl_pathv[0], 1), 0);
+	globfree(&g);
+	expect(0, "0 failed, 0 errors", "run -s rcu -k 'rcu.check.*'");
+	if (kvm)
+		expect(0, "libjemalloc.so.2, not the C library", boot1);
+	unsetenv("LD_PRELOAD");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_prealloc_checks),
 		cmocka_unit_test(test_memslots_checks),
+		cmocka_unit_test(test_rcu_suite),
 		cmocka_unit_test(test_hw_text_and_json),
 		cmocka_unit_test(test_topologies),
 		cmocka_unit_test(test_run_hw_suite),
