@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "impl/dispatch.h"
@@ -346,6 +347,7 @@ int boot_run(const struct boot_params *p, struct boot_result *r, struct mg_err *
 			    .seed = p->seed, .node_hint = DISPATCH_NODE_HINT};
 	struct timespec pause = {BOOT_IDLE_PAUSE_MS / 1000, (BOOT_IDLE_PAUSE_MS % 1000) * 1000000L};
 	struct guest guest;
+	struct rusage ru0, ru1;
 	pthread_t reader;
 	int64_t t0;
 	int ret;
@@ -370,9 +372,12 @@ int boot_run(const struct boot_params *p, struct boot_result *r, struct mg_err *
 				  strerror(-ret));
 	}
 	pthread_create(&reader, NULL, reader_main, &m);
+	getrusage(RUSAGE_SELF, &ru0);
 	t0 = measure_now_ns();
 	ret = boot(&m, err);
 	r->boot_ms = (double)(measure_now_ns() - t0) / 1e6;
+	getrusage(RUSAGE_SELF, &ru1);
+	r->minor_faults = (uint64_t)(ru1.ru_minflt - ru0.ru_minflt);
 	read_rss(&r->rss_boot_kib, &r->heap_boot_kib);
 	__atomic_store_n(&m.boot_done, 1, __ATOMIC_RELEASE);
 	pthread_join(reader, NULL);

@@ -24,6 +24,7 @@ struct boot_result {
 	uint64_t commits;		/* memory transactions */
 	uint64_t accesses;		/* config-space accesses */
 	uint64_t guest_exits;		/* KVM exits they came from (0 without a guest) */
+	uint64_t minor_faults;		/* the process's page faults during the boot */
 	uint64_t rss_boot_kib, heap_boot_kib;	/* at the end of boot; heap: anonymous RSS */
 	uint64_t rss_idle_kib, heap_idle_kib;	/* after the idle pause */
 	struct rcu_stats rcu;

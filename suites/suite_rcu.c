@@ -28,6 +28,7 @@ static const char *const trim_values[] = {"none", "every-batch", "idle"};
 
 enum {
 	B_BOOT_MS, B_HEAP_BOOT, B_HEAP_IDLE, B_RSS_IDLE, B_BATCHES, B_TRIMS, B_TRIM_MS, B_LOCK_WAIT,
+	B_FAULTS,
 	B_STATS
 };
 
@@ -36,7 +37,8 @@ enum {
 	{p ".boot_ms", "ms", LOWER_IS_BETTER}, {p ".anon_boot_kib", "KiB", LOWER_IS_BETTER},       \
 	{p ".anon_idle_kib", "KiB", LOWER_IS_BETTER}, {p ".rss_idle_kib", "KiB", LOWER_IS_BETTER}, \
 	{p ".batches", "batches", LOWER_IS_BETTER}, {p ".trims", "trims", LOWER_IS_BETTER},        \
-	{p ".trim_ms", "ms", LOWER_IS_BETTER}, {p ".lock_wait_ms", "ms", LOWER_IS_BETTER}
+	{p ".trim_ms", "ms", LOWER_IS_BETTER}, {p ".lock_wait_ms", "ms", LOWER_IS_BETTER},       \
+	{p ".page_faults", "faults", LOWER_IS_BETTER}
 
 /* The fourth group, impl, repeats the samples of the policy under test (--impl rcu.trim), so
  * that gates name one metric whatever the choice; no boot runs twice. */
@@ -105,6 +107,7 @@ static void record(struct case_ctx *ctx, unsigned int policy, const struct boot_
 	case_sample(ctx, b + B_TRIMS, (double)r->rcu.trims, NULL);
 	case_sample(ctx, b + B_TRIM_MS, (double)r->rcu.trim_ns / 1e6, NULL);
 	case_sample(ctx, b + B_LOCK_WAIT, r->main_lock_wait_ms, NULL);
+	case_sample(ctx, b + B_FAULTS, (double)r->minor_faults, NULL);
 }
 
 static void perf_boot(struct case_ctx *ctx)
@@ -369,17 +372,17 @@ static char *rcu_summary(const struct case_result *results, size_t n)
 		if (!f && !(f = open_memstream(&buf, &len)))
 			return NULL;
 		if (!len)
-			fprintf(f, "rcu: %-6s %-12s %9s %14s %14s %8s %6s %8s %10s\n", "disks",
+			fprintf(f, "rcu: %-6s %-12s %9s %14s %14s %8s %6s %8s %10s %9s\n", "disks",
 				"policy", "boot ms", "anon boot KiB", "anon idle KiB", "batches",
-				"trims", "trim ms", "lock wait");
+				"trims", "trim ms", "lock wait", "faults");
 		for (unsigned int p = 0; p < 3; p++) {
 			unsigned int b = p * B_STATS;
 
-			fprintf(f, "     %-6s %-12s %9.1f %14.0f %14.0f %8.0f %6.0f %8.1f %10.1f\n",
+			fprintf(f, "     %-6s %-12s %9.1f %14.0f %14.0f %8.0f %6.0f %8.1f %10.1f %9.0f\n",
 				case_params_get(&r->inst->params, "disks"), policy_names[p],
 				med(r, b + B_BOOT_MS), med(r, b + B_HEAP_BOOT),
 				med(r, b + B_HEAP_IDLE), med(r, b + B_BATCHES), med(r, b + B_TRIMS),
-				med(r, b + B_TRIM_MS), med(r, b + B_LOCK_WAIT));
+				med(r, b + B_TRIM_MS), med(r, b + B_LOCK_WAIT), med(r, b + B_FAULTS));
 		}
 		fprintf(f, "     every_batch / none boot time: %.2f\n",
 			med(r, B_STATS) / med(r, 0));
