@@ -1,4 +1,4 @@
-/* boot.c - the N-disk boot model: devices, BARs, memory transactions, a vCPU reading. */
+/* boot.c - the N-disk boot model: devices, BARs a real guest programs, memory transactions. */
 #include "impl/boot.h"
 
 #include <errno.h>
@@ -31,6 +31,9 @@
  *   QEMU's shape (impl/dispatch.h): a 2 KiB-node radix tree in an array of 16 or more
  *   nodes, so each one allocates tens of KiB and writes whole pages. Old maps and
  *   dispatches are freed with call_rcu.
+ * - 17 config-space accesses a disk (firmware 7, kernel 10: see firmware_accesses), each a
+ *   real KVM exit of impl/guest.c's guest, so the big lock is free while the vCPU is in
+ *   the guest, as it is in QEMU between two exits.
  */
 #define RAM_RANGES 4
 #define QUEUES 3

@@ -38,6 +38,8 @@ struct boot_result {
 
 /* Config-space accesses per disk: 7 from the firmware, 10 from the kernel. */
 #define BOOT_ACCESSES_PER_DISK 17
+/* Memory transactions per disk: its realisation, and decoding on, off, on. */
+#define BOOT_COMMITS_PER_DISK 4
 
 /**
  * boot_run() - realise @p->disks disks and program their BARs as firmware and a kernel do,

@@ -150,7 +150,7 @@ static void boot_policy(enum rcu_trim trim, bool guest)
 	struct mg_err err;
 
 	assert_int_equal(boot_run(&p, &r, &err), 0);
-	assert_int_equal(r.commits, 4 * p.disks);
+	assert_int_equal(r.commits, BOOT_COMMITS_PER_DISK * p.disks);
 	assert_int_equal(r.accesses, BOOT_ACCESSES_PER_DISK * p.disks);
 	assert_int_equal(r.guest_exits, guest ? r.accesses : 0);
 	assert_int_equal(r.reader_bad, 0);
