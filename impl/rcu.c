@@ -263,11 +263,6 @@ const char *rcu_trim_unsupported(void)
 	return why;
 }
 
-bool rcu_can_trim(void)
-{
-	return !rcu_trim_unsupported();
-}
-
 static void trim(bool idle)
 {
 	int64_t t0 = now_ns();

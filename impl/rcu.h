@@ -84,9 +84,6 @@ void rcu_get_stats(struct rcu_stats *out);
  */
 const char *rcu_trim_unsupported(void);
 
-/** rcu_can_trim() - !rcu_trim_unsupported(). */
-bool rcu_can_trim(void);
-
 /* Publish and read a pointer: the store releases what was written before it, the load
  * consumes it (acquire here: what C11 compilers give for consume). */
 #define rcu_assign_pointer(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)

@@ -116,9 +116,10 @@ static void perf_boot(struct case_ctx *ctx)
 	unsigned int disks = (unsigned int)atoi(case_param(ctx, "disks"));
 	unsigned int samples = o->samples, warmup = o->warmup;
 	int impl = text_index(trim_values, 3, case_param(ctx, "impl"));
+	const char *no_trim = rcu_trim_unsupported();
 
-	if (!rcu_can_trim()) {
-		case_skip(ctx, "the trim policies cannot be compared: %s", rcu_trim_unsupported());
+	if (no_trim) {
+		case_skip(ctx, "the trim policies cannot be compared: %s", no_trim);
 		return;
 	}
 	if (disks > BOOT_REPORT_ONLY_DISKS) {
@@ -290,9 +291,10 @@ static void check_queue(struct case_ctx *ctx)
 {
 	static int runs[RCU_CALL_MIN_SIZE];
 	struct rcu_stats st;
+	const char *no_trim = rcu_trim_unsupported();
 
-	if (!rcu_can_trim())
-		case_log(ctx, "the trims are no-ops here: %s", rcu_trim_unsupported());
+	if (no_trim)
+		case_log(ctx, "the trims are no-ops here: %s", no_trim);
 	for (int p = RCU_TRIM_NONE; p <= RCU_TRIM_IDLE; p++) {
 		memset(runs, 0, sizeof(runs));
 		if (rcu_start((enum rcu_trim)p, NULL)) {
