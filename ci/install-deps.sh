@@ -7,8 +7,9 @@ set -eu
 # build: compiler, make, pkg-config and the libraries' -dev packages;
 # tests: cmocka, xmllint (schema validation of the JUnit output), jemalloc (the rcu suite
 # must SKIP its trim cases when malloc is not the C library's: tested with it preloaded).
+# lint: clang-format, clang-tidy and cppcheck (make lint).
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
-libcmocka-dev libxml2-utils libjemalloc2"
+libcmocka-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck"
 
 quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1

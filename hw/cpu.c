@@ -6,18 +6,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/util.h"
+
 /* Names for libcpuid's hypervisor_vendor_t, in its order (libcpuid 0.6). */
 static const char *hypervisor_name(hypervisor_vendor_t v)
 {
 	static const char *const names[] = {
-		[HYPERVISOR_NONE] = "none",	[HYPERVISOR_BHYVE] = "bhyve",
-		[HYPERVISOR_HYPERV] = "hyper-v", [HYPERVISOR_KVM] = "kvm",
-		[HYPERVISOR_PARALLELS] = "parallels", [HYPERVISOR_QEMU] = "qemu",
-		[HYPERVISOR_VIRTUALBOX] = "virtualbox", [HYPERVISOR_VMWARE] = "vmware",
-		[HYPERVISOR_XEN] = "xen",
+	    [HYPERVISOR_NONE] = "none",
+	    [HYPERVISOR_BHYVE] = "bhyve",
+	    [HYPERVISOR_HYPERV] = "hyper-v",
+	    [HYPERVISOR_KVM] = "kvm",
+	    [HYPERVISOR_PARALLELS] = "parallels",
+	    [HYPERVISOR_QEMU] = "qemu",
+	    [HYPERVISOR_VIRTUALBOX] = "virtualbox",
+	    [HYPERVISOR_VMWARE] = "vmware",
+	    [HYPERVISOR_XEN] = "xen",
 	};
 
-	if (v >= 0 && (size_t)v < sizeof(names) / sizeof(names[0]) && names[v])
+	if (v >= 0 && (size_t)v < ARRAY_SIZE(names) && names[v])
 		return names[v];
 	return "unknown";
 }

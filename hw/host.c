@@ -15,7 +15,7 @@
 #include "util/text.h"
 
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23	/* Linux 5.14 uapi value; older headers lack it */
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 uapi value; older headers lack it */
 #endif
 
 #define HUGEPAGES_DIR "/sys/kernel/mm/hugepages"
@@ -55,8 +55,9 @@ int hw_hugepage_pool(uint64_t size_bytes, int node, struct hw_page_pool *pool)
 		snprintf(dir, sizeof(dir), HUGEPAGES_DIR "/hugepages-%llukB",
 			 (unsigned long long)(size_bytes / 1024));
 	else
-		snprintf(dir, sizeof(dir), "/sys/devices/system/node/node%d/hugepages/hugepages-%llukB",
-			 node, (unsigned long long)(size_bytes / 1024));
+		snprintf(dir, sizeof(dir),
+			 "/sys/devices/system/node/node%d/hugepages/hugepages-%llukB", node,
+			 (unsigned long long)(size_bytes / 1024));
 	pool->size_bytes = size_bytes;
 	snprintf(path, sizeof(path), "%s/nr_hugepages", dir);
 	ret = text_read_u64(path, &pool->total);
@@ -122,7 +123,7 @@ static void probe_kvm(struct hw_info *hw)
 	hw->kvm = HW_PROBE_NO;
 	if (fd < 0) {
 		snprintf(hw->kvm_detail, sizeof(hw->kvm_detail), "/dev/kvm: %s%s", strerror(errno),
-			 errno == EACCES ? " (needs root or the kvm group)"
+			 errno == EACCES   ? " (needs root or the kvm group)"
 			 : errno == ENOENT ? " (no KVM module or no virtualisation support)"
 					   : "");
 		return;

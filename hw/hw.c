@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hw/tsc.h"
+#include "util/util.h"
 
 /* Five 20 ms windows: 100 ms at start-up buys a frequency good to well under 0.1%. */
 #define TSC_CAL_RUNS 5
@@ -79,7 +80,7 @@ static void page_size_list(const struct hw_info *hw, char *buf, size_t len)
 
 			while (k < n && seen[k] != s)
 				k++;
-			if (k < n || n == sizeof(seen) / sizeof(seen[0]))
+			if (k < n || n == ARRAY_SIZE(seen))
 				continue;
 			seen[n++] = s;
 			hw_format_bytes(s, tmp, sizeof(tmp));
@@ -87,18 +88,6 @@ static void page_size_list(const struct hw_info *hw, char *buf, size_t len)
 						 n > 1 ? "," : "", tmp);
 		}
 	}
-}
-
-/* FNV-1a, 64 bits: a stable, dependency-free hash for naming baseline files. */
-static uint64_t fnv1a64(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (*s) {
-		h ^= (unsigned char)*s++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
 }
 
 void hw_fingerprint(struct hw_info *hw)
@@ -115,7 +104,8 @@ void hw_fingerprint(struct hw_info *hw)
 	snprintf(hw->fingerprint, sizeof(hw->fingerprint),
 		 "%s/%s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%s/linux%d.%d",
 		 arch ? arch : "unknown", hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores,
-		 hw->n_pus, (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages, major, minor);
+		 hw->n_pus, (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages, major,
+		 minor);
 	snprintf(hw->fingerprint_hash, sizeof(hw->fingerprint_hash), "%016" PRIx64,
-		 fnv1a64(hw->fingerprint));
+		 util_fnv1a64(UTIL_FNV1A64_INIT, hw->fingerprint));
 }

@@ -10,89 +10,89 @@
 
 #include "util/err.h"
 
-#define HW_MAX_PAGE_SIZES 4	/* x86-64: 4 KiB, 2 MiB, 1 GiB, with room for one more */
-#define HW_MAX_CACHES 8		/* L1d, L1i, L2, L3, L4, L5 */
+#define HW_MAX_PAGE_SIZES 4 /* x86-64: 4 KiB, 2 MiB, 1 GiB, with room for one more */
+#define HW_MAX_CACHES 8	    /* L1d, L1i, L2, L3, L4, L5 */
 
 enum hw_source {
-	HW_SOURCE_HOST,		/* detected on this machine: binding works */
-	HW_SOURCE_XML,		/* loaded from hwloc XML: plans only */
-	HW_SOURCE_SYNTHETIC,	/* built from a synthetic string: plans only */
+	HW_SOURCE_HOST,	     /* detected on this machine: binding works */
+	HW_SOURCE_XML,	     /* loaded from hwloc XML: plans only */
+	HW_SOURCE_SYNTHETIC, /* built from a synthetic string: plans only */
 };
 
 /* A pool of pages of one size: hugetlb pools from sysfs, base pages from hwloc. */
 struct hw_page_pool {
 	uint64_t size_bytes;
-	uint64_t total;		/* pages in the pool (for base pages: pages of node memory) */
-	uint64_t free;		/* free pages; UINT64_MAX when the source does not say */
+	uint64_t total; /* pages in the pool (for base pages: pages of node memory) */
+	uint64_t free;	/* free pages; UINT64_MAX when the source does not say */
 };
 
 struct hw_numa_node {
 	unsigned int os_index;
-	uint64_t memory_bytes;	/* hwloc local_memory */
+	uint64_t memory_bytes; /* hwloc local_memory */
 	unsigned int n_pus;
-	unsigned int first_pu;	/* lowest PU os_index, handy for messages */
+	unsigned int first_pu; /* lowest PU os_index, handy for messages */
 	struct hw_page_pool pages[HW_MAX_PAGE_SIZES];
 	unsigned int n_pages;
 };
 
 struct hw_cache {
 	unsigned int level;
-	char kind;		/* 'd' data, 'i' instruction, 'u' unified */
-	uint64_t size_bytes;	/* of one instance */
-	unsigned int count;	/* instances in the topology */
+	char kind;	     /* 'd' data, 'i' instruction, 'u' unified */
+	uint64_t size_bytes; /* of one instance */
+	unsigned int count;  /* instances in the topology */
 };
 
 struct hw_cpu {
-	bool known;		/* libcpuid identified the CPU (host only) */
+	bool known; /* libcpuid identified the CPU (host only) */
 	char vendor[16];
 	char brand[64];
-	int family, model, stepping;	/* display family and model, as /proc/cpuinfo has them */
-	int cores_per_package;		/* CPUID's view */
-	int logical_cpus;		/* libcpuid total logical CPUs */
-	bool invariant_tsc;		/* CPUID 0x80000007 EDX[8] */
-	bool erms;			/* CPUID 7.0 EBX[9]: enhanced rep movsb/stosb */
-	bool fsrm;			/* CPUID 7.0 EDX[4]: fast short rep mov */
-	char hypervisor[16];		/* "none", "kvm", ... */
+	int family, model, stepping; /* display family and model, as /proc/cpuinfo has them */
+	int cores_per_package;	     /* CPUID's view */
+	int logical_cpus;	     /* libcpuid total logical CPUs */
+	bool invariant_tsc;	     /* CPUID 0x80000007 EDX[8] */
+	bool erms;		     /* CPUID 7.0 EBX[9]: enhanced rep movsb/stosb */
+	bool fsrm;		     /* CPUID 7.0 EDX[4]: fast short rep mov */
+	char hypervisor[16];	     /* "none", "kvm", ... */
 };
 
 enum hw_probe {
-	HW_PROBE_UNKNOWN,	/* not probed (loaded topology) */
+	HW_PROBE_UNKNOWN, /* not probed (loaded topology) */
 	HW_PROBE_YES,
 	HW_PROBE_NO,
 };
 
 struct hw_info {
 	enum hw_source source;
-	char source_desc[512];	/* "this host", the XML path, or the synthetic string */
-	hwloc_topology_t topo;	/* owned; kept for binding on the host */
+	char source_desc[512]; /* "this host", the XML path, or the synthetic string */
+	hwloc_topology_t topo; /* owned; kept for binding on the host */
 	bool can_bind;
 
 	unsigned int n_packages, n_numa, n_cores, n_pus;
-	uint64_t memory_bytes;	/* sum of the NUMA nodes' local memory */
+	uint64_t memory_bytes; /* sum of the NUMA nodes' local memory */
 	struct hw_numa_node *nodes;
 	struct hw_cache caches[HW_MAX_CACHES];
 	unsigned int n_caches;
-	char cpu_model[128];	/* from the topology (hwloc's CPUModel info) */
-	char os_release[65];	/* kernel release: uname, or the XML's OSRelease */
+	char cpu_model[128]; /* from the topology (hwloc's CPUModel info) */
+	char os_release[65]; /* kernel release: uname, or the XML's OSRelease */
 
 	/* Host-only facts; left at "unknown" for a loaded topology. */
 	struct hw_cpu cpu;
-	double tsc_hz;			/* calibrated, 0 when not measured */
-	uint64_t meminfo_total_kib;	/* /proc/meminfo MemTotal */
-	uint64_t meminfo_available_kib;	/* /proc/meminfo MemAvailable */
-	struct hw_page_pool hugepages[HW_MAX_PAGE_SIZES];	/* system-wide hugetlb pools */
+	double tsc_hz;					  /* calibrated, 0 when not measured */
+	uint64_t meminfo_total_kib;			  /* /proc/meminfo MemTotal */
+	uint64_t meminfo_available_kib;			  /* /proc/meminfo MemAvailable */
+	struct hw_page_pool hugepages[HW_MAX_PAGE_SIZES]; /* system-wide hugetlb pools */
 	unsigned int n_hugepages;
 	uint64_t default_hugepage_bytes;
-	char thp_mode[16];		/* always / madvise / never, "" when unknown */
+	char thp_mode[16]; /* always / madvise / never, "" when unknown */
 	enum hw_probe kvm;
-	char kvm_detail[160];		/* API version and memslot limit, or why not */
+	char kvm_detail[160]; /* API version and memslot limit, or why not */
 	int kvm_max_memslots;
 	enum hw_probe populate_write;
 	char populate_detail[96];
 	char glibc[16];
 
-	char fingerprint[256];		/* stable host-class string keying baselines */
-	char fingerprint_hash[17];	/* FNV-1a 64 of it, hex */
+	char fingerprint[256];	   /* stable host-class string keying baselines */
+	char fingerprint_hash[17]; /* FNV-1a 64 of it, hex */
 };
 
 /**

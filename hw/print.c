@@ -46,14 +46,14 @@ static void print_host(const struct hw_info *hw, FILE *out)
 	fprintf(out, "tsc: %.2f MHz (calibrated against CLOCK_MONOTONIC_RAW)\n", hw->tsc_hz / 1e6);
 	fprintf(out, "memory (/proc/meminfo): total %s, ",
 		hw_format_bytes(hw->meminfo_total_kib * 1024, b, sizeof(b)));
-	fprintf(out, "available %s\n", hw_format_bytes(hw->meminfo_available_kib * 1024, b,
-							 sizeof(b)));
+	fprintf(out, "available %s\n",
+		hw_format_bytes(hw->meminfo_available_kib * 1024, b, sizeof(b)));
 	for (unsigned int i = 0; i < hw->n_hugepages; i++)
 		fprintf(out, "hugetlb %s: %" PRIu64 " pages, %" PRIu64 " free%s\n",
 			hw_format_bytes(hw->hugepages[i].size_bytes, b, sizeof(b)),
 			hw->hugepages[i].total, hw->hugepages[i].free,
 			hw->hugepages[i].size_bytes == hw->default_hugepage_bytes ? " (default)"
-										   : "");
+										  : "");
 	fprintf(out, "thp: %s\n", hw->thp_mode[0] ? hw->thp_mode : "unknown");
 	fprintf(out, "kvm: %s (%s)\n", probe_word(hw->kvm), hw->kvm_detail);
 	fprintf(out, "MADV_POPULATE_WRITE: %s (%s)\n", probe_word(hw->populate_write),
@@ -76,7 +76,8 @@ void hw_print_text(const struct hw_info *hw, FILE *out)
 	print_nodes(hw, out);
 	for (unsigned int i = 0; i < hw->n_caches; i++)
 		fprintf(out, "  cache L%u%c: %s x %u\n", hw->caches[i].level, hw->caches[i].kind,
-			hw_format_bytes(hw->caches[i].size_bytes, b, sizeof(b)), hw->caches[i].count);
+			hw_format_bytes(hw->caches[i].size_bytes, b, sizeof(b)),
+			hw->caches[i].count);
 	fprintf(out, "kernel: %s\n", hw->os_release);
 	if (hw->source == HW_SOURCE_HOST)
 		print_host(hw, out);
@@ -103,10 +104,10 @@ static json_t *nodes_json(const struct hw_info *hw)
 
 		for (unsigned int j = 0; pages && j < n->n_pages; j++)
 			json_array_append_new(pages, pool_json(&n->pages[j]));
-		json_array_append_new(arr, json_pack("{s:i, s:I, s:i, s:i, s:o*}", "os_index",
-						     (int)n->os_index, "memory",
-						     (json_int_t)n->memory_bytes, "pus", (int)n->n_pus,
-						     "first_pu", (int)n->first_pu, "pages", pages));
+		json_array_append_new(
+		    arr, json_pack("{s:i, s:I, s:i, s:i, s:o*}", "os_index", (int)n->os_index,
+				   "memory", (json_int_t)n->memory_bytes, "pus", (int)n->n_pus,
+				   "first_pu", (int)n->first_pu, "pages", pages));
 	}
 	return arr;
 }
@@ -134,19 +135,18 @@ static json_t *host_json(const struct hw_info *hw)
 	for (unsigned int i = 0; pools && i < hw->n_hugepages; i++)
 		json_array_append_new(pools, pool_json(&hw->hugepages[i]));
 	return json_pack(
-		"{s:{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, s:b, s:s}, s:f, s:I, s:I,"
-		" s:I, s:o*, s:s, s:{s:b, s:s, s:i}, s:{s:s, s:s}, s:s}",
-		"cpu", "identified", c->known, "vendor", c->vendor, "brand", c->brand, "family",
-		c->family, "model", c->model, "stepping", c->stepping, "cores_per_package",
-		c->cores_per_package, "logical_cpus", c->logical_cpus, "invariant_tsc",
-		c->invariant_tsc, "erms", c->erms, "fsrm", c->fsrm, "hypervisor", c->hypervisor,
-		"tsc_hz", hw->tsc_hz, "meminfo_total", (json_int_t)hw->meminfo_total_kib * 1024,
-		"meminfo_available", (json_int_t)hw->meminfo_available_kib * 1024,
-		"default_hugepage_size", (json_int_t)hw->default_hugepage_bytes, "hugepages", pools,
-		"thp", hw->thp_mode, "kvm", "usable", hw->kvm == HW_PROBE_YES, "detail",
-		hw->kvm_detail, "max_memslots", hw->kvm_max_memslots, "madv_populate_write",
-		"supported", probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc",
-		hw->glibc);
+	    "{s:{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, s:b, s:s}, s:f, s:I, s:I,"
+	    " s:I, s:o*, s:s, s:{s:b, s:s, s:i}, s:{s:s, s:s}, s:s}",
+	    "cpu", "identified", c->known, "vendor", c->vendor, "brand", c->brand, "family",
+	    c->family, "model", c->model, "stepping", c->stepping, "cores_per_package",
+	    c->cores_per_package, "logical_cpus", c->logical_cpus, "invariant_tsc",
+	    c->invariant_tsc, "erms", c->erms, "fsrm", c->fsrm, "hypervisor", c->hypervisor,
+	    "tsc_hz", hw->tsc_hz, "meminfo_total", (json_int_t)hw->meminfo_total_kib * 1024,
+	    "meminfo_available", (json_int_t)hw->meminfo_available_kib * 1024,
+	    "default_hugepage_size", (json_int_t)hw->default_hugepage_bytes, "hugepages", pools,
+	    "thp", hw->thp_mode, "kvm", "usable", hw->kvm == HW_PROBE_YES, "detail", hw->kvm_detail,
+	    "max_memslots", hw->kvm_max_memslots, "madv_populate_write", "supported",
+	    probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc", hw->glibc);
 }
 
 json_t *hw_to_json(const struct hw_info *hw)

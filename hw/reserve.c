@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hw/hw.h"
+#include "util/util.h"
 
 #define MAX_POOLS 4
 
@@ -25,7 +26,7 @@ static struct saved_pool saved[MAX_POOLS];
 static volatile sig_atomic_t n_saved;
 static pid_t owner;
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static struct sigaction old_actions[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
+static struct sigaction old_actions[ARRAY_SIZE(fatal_signals)];
 
 static void write_back(const struct saved_pool *p)
 {
@@ -52,7 +53,7 @@ static void on_fatal(int sig)
 {
 	reserve_restore();
 	/* Then the signal does what it would have done: usually end the process. */
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
 		if (fatal_signals[i] == sig)
 			sigaction(sig, &old_actions[i], NULL);
 	raise(sig);
@@ -69,11 +70,11 @@ static void arm_restore(void)
 	n_saved = 0;
 	owner = getpid();
 	if (armed)
-		return;	/* the handlers and the atexit came along with the fork */
+		return; /* the handlers and the atexit came along with the fork */
 	armed = 1;
 	atexit(reserve_restore);
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
 		sigaction(fatal_signals[i], &sa, &old_actions[i]);
 }
 
@@ -91,8 +92,7 @@ static int write_count(const char *path, uint64_t v)
 	return ret;
 }
 
-int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got,
-		      struct mg_err *err)
+int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, struct mg_err *err)
 {
 	struct hw_page_pool pool;
 	struct saved_pool *s;
@@ -114,16 +114,17 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got,
 	s = &saved[n_saved];
 	snprintf(s->path, sizeof(s->path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
 		 (unsigned long long)(page_bytes >> 10));
-	s->old_len = (size_t)snprintf(s->old, sizeof(s->old), "%llu\n",
-				      (unsigned long long)pool.total);
-	n_saved++;	/* saved before the change: a signal from here on restores it */
+	s->old_len =
+	    (size_t)snprintf(s->old, sizeof(s->old), "%llu\n", (unsigned long long)pool.total);
+	n_saved++; /* saved before the change: a signal from here on restores it */
 	ret = write_count(s->path, pool.total + (free_wanted - pool.free));
 	if (!ret)
 		ret = hw_hugepage_pool(page_bytes, -1, &pool);
 	*got = ret ? 0 : pool.free;
 	if (ret || pool.free < free_wanted) {
-		write_back(&saved[--n_saved]);	/* this pool only */
-		return mg_err_set(err, ret ? -ret : ENOMEM, "the kernel found %llu of %llu free "
+		write_back(&saved[--n_saved]); /* this pool only */
+		return mg_err_set(err, ret ? -ret : ENOMEM,
+				  "the kernel found %llu of %llu free "
 				  "hugetlb pages of %llu KiB (memory too fragmented?)",
 				  (unsigned long long)*got, (unsigned long long)free_wanted,
 				  (unsigned long long)(page_bytes >> 10));

@@ -14,8 +14,7 @@
  * Returns 0 (with @got free pages), or -errno with @err: EPERM when not root, ENOMEM when
  * the kernel found fewer pages than asked (the pool is then put back at once).
  */
-int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got,
-		      struct mg_err *err);
+int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, struct mg_err *err);
 
 /** reserve_restore() - write back every pool this process changed. Async-signal-safe. */
 void reserve_restore(void);

@@ -8,6 +8,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "util/util.h"
+
 #define SYNTHETIC_PREFIX "synthetic:"
 
 /*
@@ -15,7 +17,7 @@
  * malformed file is then reported as "FILE:LINE: what the parser expected".
  */
 struct first_error {
-	int line;		/* 0 until the parser reports something */
+	int line; /* 0 until the parser reports something */
 	char msg[256];
 };
 
@@ -59,7 +61,8 @@ static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *
 	if (!spec) {
 		hw->source = HW_SOURCE_HOST;
 		snprintf(hw->source_desc, sizeof(hw->source_desc), "this host");
-		/* PCI and other I/O objects play no part in memory planning; skip their discovery. */
+		/* PCI and other I/O objects play no part in memory planning; skip their discovery.
+		 */
 		hwloc_topology_set_io_types_filter(hw->topo, HWLOC_TYPE_FILTER_KEEP_NONE);
 		return 0;
 	}
@@ -69,11 +72,12 @@ static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *
 		hw->source = HW_SOURCE_SYNTHETIC;
 		snprintf(hw->source_desc, sizeof(hw->source_desc), "%s", desc);
 		if (hwloc_topology_set_synthetic(hw->topo, desc) < 0)
-			return mg_err_set(err, EINVAL,
-					  "synthetic topology \"%s\" is not valid: expected an hwloc "
-					  "synthetic description such as "
-					  "\"pack:2 [numa] core:4 pu:2\"",
-					  desc);
+			return mg_err_set(
+			    err, EINVAL,
+			    "synthetic topology \"%s\" is not valid: expected an hwloc "
+			    "synthetic description such as "
+			    "\"pack:2 [numa] core:4 pu:2\"",
+			    desc);
 		return 0;
 	}
 	hw->source = HW_SOURCE_XML;
@@ -97,7 +101,7 @@ static void topo_node_pages(struct hw_numa_node *node, const hwloc_obj_t obj)
 
 		p->size_bytes = a->page_types[i].size;
 		p->total = a->page_types[i].count;
-		p->free = UINT64_MAX;	/* hwloc does not say; the host probe fills it in */
+		p->free = UINT64_MAX; /* hwloc does not say; the host probe fills it in */
 	}
 }
 
@@ -118,7 +122,7 @@ static int topo_nodes(struct hw_info *hw)
 		n->os_index = obj->os_index;
 		n->memory_bytes = obj->attr->numanode.local_memory;
 		n->n_pus = (unsigned int)hwloc_get_nbobjs_inside_cpuset_by_type(
-			hw->topo, obj->cpuset, HWLOC_OBJ_PU);
+		    hw->topo, obj->cpuset, HWLOC_OBJ_PU);
 		n->first_pu = first < 0 ? 0 : (unsigned int)first;
 		hw->memory_bytes += n->memory_bytes;
 		topo_node_pages(n, obj);
@@ -129,11 +133,11 @@ static int topo_nodes(struct hw_info *hw)
 static void topo_caches(struct hw_info *hw)
 {
 	static const hwloc_obj_type_t types[] = {
-		HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L2ICACHE,
-		HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE,
+	    HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L1ICACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L2ICACHE,
+	    HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L3ICACHE, HWLOC_OBJ_L4CACHE, HWLOC_OBJ_L5CACHE,
 	};
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		hwloc_obj_t c = hwloc_get_obj_by_type(hw->topo, types[i], 0);
 		struct hw_cache *hc;
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "util/util.h"
+
 /* A clock read costs ~100 cycles; 20,000 (about 10 us) means the pair was interrupted. */
 #define PAIR_MAX_CYCLES 20000
 #define PAIR_TRIES 100
@@ -56,13 +58,6 @@ double tsc_calibrate_hz(unsigned int window_ms)
 	return (double)(t1 - t0) * 1e9 / (double)(ns1 - ns0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double tsc_calibrate_median_hz(unsigned int runs, unsigned int window_ms, double *spread)
 {
 	double hz[32], med;
@@ -74,7 +69,7 @@ double tsc_calibrate_median_hz(unsigned int runs, unsigned int window_ms, double
 		if (hz[i] <= 0)
 			return 0;
 	}
-	qsort(hz, runs, sizeof(hz[0]), cmp_double);
+	qsort(hz, runs, sizeof(hz[0]), util_cmp_double);
 	med = runs % 2 ? hz[runs / 2] : (hz[runs / 2 - 1] + hz[runs / 2]) / 2;
 	if (spread)
 		*spread = (hz[runs - 1] - hz[0]) / med;

@@ -46,8 +46,8 @@ static unsigned int new_node(struct dispatch *d, bool leaf)
  * starts on an entry's boundary and covers it becomes one leaf there, the rest descends.
  * The nodes are reserved beforehand, so @e stays valid while new ones are taken.
  */
-static void set_pages(struct dispatch *d, struct dispatch_entry *e, uint64_t *page,
-		      uint64_t *pages, unsigned int section, int level)
+static void set_pages(struct dispatch *d, struct dispatch_entry *e, uint64_t *page, uint64_t *pages,
+		      unsigned int section, int level)
 {
 	uint64_t step = 1ULL << (level * DISPATCH_NODE_BITS);
 	unsigned int node;
@@ -81,9 +81,11 @@ static int add_section(struct dispatch *d, const struct dispatch_range *r)
 		d->sections_alloc = n;
 	}
 	/* A dummy covers everything: QEMU's are 2^64 bytes. */
-	d->sections[d->sections_used++] = (struct dispatch_section){
-		.size = {r ? r->size : 0, r ? 0 : 1}, .owner = r ? r->owner : NULL,
-		.view = d, .offset_in_space = r ? r->start : 0};
+	d->sections[d->sections_used++] =
+	    (struct dispatch_section){.size = {r ? r->size : 0, r ? 0 : 1},
+				      .owner = r ? r->owner : NULL,
+				      .view = d,
+				      .offset_in_space = r ? r->start : 0};
 	return 0;
 }
 

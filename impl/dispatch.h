@@ -27,12 +27,12 @@
 #define DISPATCH_UNASSIGNED 0
 
 struct dispatch_range {
-	uint64_t start, size;	/* page-aligned */
-	void *owner;		/* the region, as QEMU's MemoryRegion pointer */
+	uint64_t start, size; /* page-aligned */
+	void *owner;	      /* the region, as QEMU's MemoryRegion pointer */
 };
 
 struct dispatch_entry {
-	uint32_t skip : 6;	/* 0: a leaf, ptr is a section */
+	uint32_t skip : 6; /* 0: a leaf, ptr is a section */
 	uint32_t ptr : 26;
 };
 
@@ -41,14 +41,14 @@ struct dispatch_node {
 };
 
 struct dispatch_section {
-	_Alignas(16) uint64_t size[2];	/* an Int128, as QEMU's */
+	_Alignas(16) uint64_t size[2]; /* an Int128, as QEMU's */
 	const void *owner, *view;
 	uint64_t offset_in_region, offset_in_space;
 	bool readonly;
 };
 
 struct dispatch {
-	struct rcu_head head;	/* first: a call_rcu callback gets the dispatch back */
+	struct rcu_head head; /* first: a call_rcu callback gets the dispatch back */
 	unsigned int magic;
 	struct dispatch_entry root;
 	struct dispatch_node *nodes;

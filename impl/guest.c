@@ -25,10 +25,10 @@ static int fail(struct guest *g, struct mg_err *err, const char *what)
 
 int guest_open(struct guest *g, struct mg_err *err)
 {
-	struct kvm_userspace_memory_region region = {.slot = 0, .guest_phys_addr = 0,
-						     .memory_size = GUEST_PAGE};
+	struct kvm_userspace_memory_region region = {
+	    .slot = 0, .guest_phys_addr = 0, .memory_size = GUEST_PAGE};
 	struct kvm_sregs sregs;
-	struct kvm_regs regs = {.rip = 0, .rflags = 2};	/* bit 1 is reserved, always set */
+	struct kvm_regs regs = {.rip = 0, .rflags = 2}; /* bit 1 is reserved, always set */
 
 	memset(g, 0, sizeof(*g));
 	g->kvm = g->vm = g->vcpu = -1;
@@ -85,7 +85,7 @@ int guest_exit(struct guest *g, struct mg_err *err)
 		}
 		if (run->exit_reason != KVM_EXIT_INTR)
 			return mg_err_set(err, EIO, "KVM_RUN: unexpected exit %u (io port 0x%x)",
-					   run->exit_reason, run->io.port);
+					  run->exit_reason, run->io.port);
 	}
 }
 

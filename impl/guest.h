@@ -16,8 +16,8 @@
 
 struct guest {
 	int kvm, vm, vcpu;
-	void *mem;		/* the guest's one page */
-	void *run;		/* struct kvm_run, mmapped */
+	void *mem; /* the guest's one page */
+	void *run; /* struct kvm_run, mmapped */
 	long run_size;
 	uint64_t exits;
 };

@@ -2,6 +2,7 @@
 #include "impl/memslots.h"
 
 #include "util/text.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,26 +12,50 @@
 /* KVM_CAP_NR_MEMSLOTS of today's kernels: the largest array this models. */
 #define MEMSLOTS_MAX 32764
 
-static const char *const update_names[] = {
-	[MEMSLOTS_HEAPSORT] = "heapsort",
-	[MEMSLOTS_SWAP] = "swap",
-	[MEMSLOTS_SHIFT] = "shift",
-	[MEMSLOTS_SHIFT_POSTED] = "shift-posted",
+const char *const memslots_update_names[MEMSLOTS_UPDATES] = {
+    [MEMSLOTS_HEAPSORT] = "heapsort",
+    [MEMSLOTS_SWAP] = "swap",
+    [MEMSLOTS_SHIFT] = "shift",
+    [MEMSLOTS_SHIFT_POSTED] = "shift-posted",
 };
 
 const char *memslots_update_name(enum memslots_update u)
 {
-	return update_names[u];
+	return (unsigned int)u < MEMSLOTS_UPDATES ? memslots_update_names[u] : "?";
 }
 
 int memslots_update_parse(const char *name)
 {
-	return text_index(update_names, sizeof(update_names) / sizeof(update_names[0]), name);
+	return text_index(memslots_update_names, MEMSLOTS_UPDATES, name);
 }
 
 const char *memslots_order_name(enum memslots_order o)
 {
 	return o == MEMSLOTS_BY_SIZE ? "size" : "gfn";
+}
+
+/* Index: lookup * 2 + cache. */
+const char *const memslots_lookup_names[MEMSLOTS_LOOKUP_MODES] = {
+    "linear",
+    "linear+cache",
+    "binary",
+    "binary+cache",
+};
+
+const char *memslots_lookup_name(enum memslots_lookup lookup, bool cache)
+{
+	return memslots_lookup_names[(lookup == MEMSLOTS_BINARY) * 2 + cache];
+}
+
+int memslots_lookup_parse(const char *name, enum memslots_lookup *lookup, bool *cache)
+{
+	int i = text_index(memslots_lookup_names, MEMSLOTS_LOOKUP_MODES, name);
+
+	if (i < 0)
+		return -EINVAL;
+	*lookup = i >= 2 ? MEMSLOTS_BINARY : MEMSLOTS_LINEAR;
+	*cache = i % 2;
+	return 0;
 }
 
 /* Does @a belong strictly before @b? Non-empty slots come first, largest key first. */
@@ -188,8 +213,7 @@ static void apply_swap(struct memslots *s, const struct memslot *new)
 }
 
 /* Same place in the order: the same npages (and, by gfn, the same base_gfn). */
-static bool same_place(enum memslots_order order, const struct memslot *a,
-		       const struct memslot *b)
+static bool same_place(enum memslots_order order, const struct memslot *a, const struct memslot *b)
 {
 	return a->npages == b->npages && (order == MEMSLOTS_BY_SIZE || a->base_gfn == b->base_gfn);
 }
@@ -238,13 +262,13 @@ int memslots_validate(const struct memslots *s, const struct memslot *new)
 	if (new->base_gfn >= MEMSLOTS_GFN_LIMIT || new->npages > MEMSLOTS_GFN_LIMIT - new->base_gfn)
 		return -EINVAL;
 	if (cur->npages && cur->npages != new->npages)
-		return -EINVAL;	/* KVM refuses to resize a slot in place */
+		return -EINVAL; /* KVM refuses to resize a slot in place */
 	if (cur->npages && cur->base_gfn == new->base_gfn)
-		return 0;	/* flags or userspace_addr only */
+		return 0; /* flags or userspace_addr only */
 	for (unsigned int i = 0; i < s->used; i++) {
 		const struct memslot *o = &s->slots[i];
 
-		if (o->id != new->id && new->base_gfn < o->base_gfn + o->npages &&
+		if (o->id != new->id &&new->base_gfn < o->base_gfn + o->npages &&
 		    o->base_gfn < new->base_gfn + new->npages)
 			return -EEXIST;
 	}
@@ -328,20 +352,24 @@ int memslots_find(struct memslots *s, uint64_t gfn)
 
 int memslots_load(struct memslots *s, const struct memslot *slots, unsigned int n)
 {
-	unsigned char *seen = calloc(s->capacity, 1);
+	unsigned char *seen;
 	unsigned int k = n;
 
+	if (n > s->capacity)
+		return -EINVAL;
+	seen = calloc(s->capacity, 1);
 	if (!seen)
 		return -ENOMEM;
+	/* Check everything first: a refused load leaves the set as it was. */
 	for (unsigned int i = 0; i < n; i++) {
-		if (slots[i].id < 0 || (unsigned int)slots[i].id >= s->capacity || !slots[i].npages ||
-		    seen[slots[i].id]) {
+		if (slots[i].id < 0 || (unsigned int)slots[i].id >= s->capacity ||
+		    !slots[i].npages || seen[slots[i].id]) {
 			free(seen);
 			return -EINVAL;
 		}
 		seen[slots[i].id] = 1;
-		s->slots[i] = slots[i];
 	}
+	memcpy(s->slots, slots, n * sizeof(*slots));
 	for (unsigned int id = 0; id < s->capacity; id++)
 		if (!seen[id])
 			empty_slot(&s->slots[k++], (int)id);
@@ -365,15 +393,17 @@ int memslots_check(const struct memslots *s, char *why, unsigned int len)
 			return -EUCLEAN;
 		}
 		if ((i < s->used) != (m->npages != 0)) {
-			snprintf(why, len, "index %u (id %d, %llu pages) but %u slots in use", i, m->id,
-				 (unsigned long long)m->npages, s->used);
+			snprintf(why, len, "index %u (id %d, %llu pages) but %u slots in use", i,
+				 m->id, (unsigned long long)m->npages, s->used);
 			return -EUCLEAN;
 		}
 		if (m->id < 0 || (unsigned int)m->id >= s->capacity ||
 		    s->id_to_index[m->id] != (int32_t)i) {
-			snprintf(why, len, "index %u holds id %d, id_to_index[%d] says %d", i, m->id,
-				 m->id, m->id >= 0 && (unsigned int)m->id < s->capacity
-						 ? s->id_to_index[m->id] : -1);
+			snprintf(why, len, "index %u holds id %d, id_to_index[%d] says %d", i,
+				 m->id, m->id,
+				 m->id >= 0 && (unsigned int)m->id < s->capacity
+				     ? s->id_to_index[m->id]
+				     : -1);
 			return -EUCLEAN;
 		}
 	}

@@ -11,43 +11,44 @@
  */
 struct memslot {
 	uint64_t base_gfn;
-	uint64_t npages;	/* 0: the slot is empty */
+	uint64_t npages; /* 0: the slot is empty */
 	uint64_t userspace_addr;
 	uint32_t flags;
 	int32_t id;
 };
 
 enum memslots_order {
-	MEMSLOTS_BY_SIZE,	/* npages, largest first: KVM until December 2014 */
-	MEMSLOTS_BY_GFN,	/* base_gfn, highest first: KVM from December 2014 */
+	MEMSLOTS_BY_SIZE, /* npages, largest first: KVM until December 2014 */
+	MEMSLOTS_BY_GFN,  /* base_gfn, highest first: KVM from December 2014 */
 };
 
 enum memslots_update {
-	MEMSLOTS_HEAPSORT,	/* copy in place, heap-sort everything, rebuild the index */
-	MEMSLOTS_SWAP,		/* v1: bubble the changed slot by swapping neighbours */
-	MEMSLOTS_SHIFT,		/* v2 as landed: shift neighbours, write the slot once */
-	MEMSLOTS_SHIFT_POSTED,	/* v2 as posted: returns early when npages is unchanged */
+	MEMSLOTS_HEAPSORT,     /* copy in place, heap-sort everything, rebuild the index */
+	MEMSLOTS_SWAP,	       /* v1: bubble the changed slot by swapping neighbours */
+	MEMSLOTS_SHIFT,	       /* v2 as landed: shift neighbours, write the slot once */
+	MEMSLOTS_SHIFT_POSTED, /* v2 as posted: returns early when npages is unchanged */
 };
+#define MEMSLOTS_UPDATES 4
 
 enum memslots_lookup {
-	MEMSLOTS_LINEAR,	/* scan the used slots, either order */
-	MEMSLOTS_BINARY,	/* binary search: gfn order only */
+	MEMSLOTS_LINEAR, /* scan the used slots, either order */
+	MEMSLOTS_BINARY, /* binary search: gfn order only */
 };
 
 /* Guest physical addresses of 52 bits in 4 KiB pages: gfns below 2^40. */
 #define MEMSLOTS_GFN_LIMIT (1ULL << 40)
 
 struct memslots {
-	unsigned int capacity;	/* slots, and so ids 0..capacity-1 */
-	unsigned int used;	/* non-empty slots: they come first */
+	unsigned int capacity; /* slots, and so ids 0..capacity-1 */
+	unsigned int used;     /* non-empty slots: they come first */
 	enum memslots_order order;
 	enum memslots_update update;
 	enum memslots_lookup lookup;
-	bool cache;		/* try the last slot found before searching */
-	int last_used;		/* index of that slot, -1 when none */
-	struct memslot *slots;	/* [capacity], sorted, empty slots at the tail */
-	int32_t *id_to_index;	/* [capacity] */
-	struct memslot *scratch;	/* [1], the kernel's kmemdup of the changed slot */
+	bool cache;		 /* try the last slot found before searching */
+	int last_used;		 /* index of that slot, -1 when none */
+	struct memslot *slots;	 /* [capacity], sorted, empty slots at the tail */
+	int32_t *id_to_index;	 /* [capacity] */
+	struct memslot *scratch; /* [1], the kernel's kmemdup of the changed slot */
 };
 
 /**
@@ -89,8 +90,9 @@ const struct memslot *memslots_get(const struct memslots *s, int id);
 /**
  * memslots_load() - replace the contents with the @n non-empty @slots (distinct ids, no
  * overlaps: the caller checked), sorted once. Sets up the state a long run of updates
- * would leave, without paying for the run. Returns 0 or -EINVAL.
- */
+ * would leave, without paying for the run. Returns 0, or leaves the set unchanged and
+ * returns -EINVAL (more slots than the capacity, an id out of range or repeated, an empty
+ * slot) or -ENOMEM. */
 int memslots_load(struct memslots *s, const struct memslot *slots, unsigned int n);
 
 /**
@@ -99,9 +101,19 @@ int memslots_load(struct memslots *s, const struct memslot *slots, unsigned int 
  */
 int memslots_check(const struct memslots *s, char *why, unsigned int len);
 
-/* Names for the command line and reports, and their inverse (-1 for an unknown name). */
+/* Names for the command line and reports, in enum order, and their inverse (-1 for an
+ * unknown name). */
+extern const char *const memslots_update_names[MEMSLOTS_UPDATES];
 const char *memslots_update_name(enum memslots_update u);
 const char *memslots_order_name(enum memslots_order o);
 int memslots_update_parse(const char *name);
+
+/* Lookup modes: "linear", "binary", either with "+cache"; index lookup * 2 + cache. */
+#define MEMSLOTS_LOOKUP_MODES 4
+extern const char *const memslots_lookup_names[MEMSLOTS_LOOKUP_MODES];
+const char *memslots_lookup_name(enum memslots_lookup lookup, bool cache);
+
+/** memslots_lookup_parse() - the lookup and cache @name says; 0 or -EINVAL. */
+int memslots_lookup_parse(const char *name, enum memslots_lookup *lookup, bool *cache);
 
 #endif

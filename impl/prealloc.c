@@ -2,6 +2,7 @@
 #include "impl/prealloc.h"
 
 #include "util/text.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,23 +16,23 @@
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23	/* Linux 5.14 uapi value; older headers lack it */
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 uapi value; older headers lack it */
 #endif
 
-static const char *const method_names[] = {
-	[PREALLOC_TOUCH] = "touch",
-	[PREALLOC_POPULATE] = "populate",
-	[PREALLOC_MLOCK] = "mlock",
+const char *const prealloc_method_names[PREALLOC_METHODS] = {
+    [PREALLOC_TOUCH] = "touch",
+    [PREALLOC_POPULATE] = "populate",
+    [PREALLOC_MLOCK] = "mlock",
 };
 
 const char *prealloc_method_name(enum prealloc_method m)
 {
-	return method_names[m];
+	return (unsigned int)m < PREALLOC_METHODS ? prealloc_method_names[m] : "?";
 }
 
 int prealloc_method_parse(const char *name)
 {
-	return text_index(method_names, sizeof(method_names) / sizeof(method_names[0]), name);
+	return text_index(prealloc_method_names, PREALLOC_METHODS, name);
 }
 
 static unsigned int min_u(unsigned int a, size_t b)
@@ -40,8 +41,8 @@ static unsigned int min_u(unsigned int a, size_t b)
 }
 
 /* The rule, written once: min(requested, PUs, cap, pages, size / 64 MiB), at least 1. */
-static unsigned int thread_rule(size_t size, size_t pages, unsigned int requested,
-				unsigned int pus, unsigned int cap)
+static unsigned int thread_rule(size_t size, size_t pages, unsigned int requested, unsigned int pus,
+				unsigned int cap)
 {
 	unsigned int t = min_u(min_u(min_u(requested, pus), cap), pages);
 
@@ -84,10 +85,11 @@ static void share_threads(const struct prealloc_region *regions, size_t n, unsig
 		size_t k = n;
 
 		for (size_t i = 0; i < n; i++)
-			if (per[i] > 1 && (k == n || regions[i].size / per[i] < regions[k].size / per[k]))
+			if (per[i] > 1 &&
+			    (k == n || regions[i].size / per[i] < regions[k].size / per[k]))
 				k = i;
 		if (k == n)
-			break;	/* one thread per region is the floor */
+			break; /* one thread per region is the floor */
 		per[k]--;
 		given--;
 	}
@@ -96,10 +98,10 @@ static void share_threads(const struct prealloc_region *regions, size_t n, unsig
 int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct prealloc_opts *o,
 		  struct prealloc_share *out, unsigned int max)
 {
-	unsigned int per[64], total, k = 0;
+	unsigned int per[PREALLOC_MAX_REGIONS], total, k = 0;
 	size_t bytes = 0, pages = 0;
 
-	if (!n || n > 64)
+	if (!n || n > PREALLOC_MAX_REGIONS)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
 		if (!regions[i].page_size || regions[i].size % regions[i].page_size ||
@@ -121,8 +123,10 @@ int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct 
 
 			if (k == max)
 				return -EINVAL;
-			out[k++] = (struct prealloc_share){.region = (unsigned int)i, .first_page = first,
-							   .n_pages = np, .node = regions[i].node};
+			out[k++] = (struct prealloc_share){.region = (unsigned int)i,
+							   .first_page = first,
+							   .n_pages = np,
+							   .node = regions[i].node};
 			first += np;
 		}
 	}
@@ -136,11 +140,12 @@ struct worker {
 	const struct prealloc_region *r;
 	struct prealloc_share share;
 	enum prealloc_method method;
-	hwloc_topology_t topo;		/* bind to share.node's CPUs when set */
+	hwloc_topology_t topo; /* bind to share.node's CPUs when set */
 	struct pool *pool;
-	volatile size_t done_pages;	/* progress, read after a SIGBUS unwound the loop */
-	int err;			/* 0, -EFAULT (out of pages), or -errno of madvise */
-	bool fell_back;			/* populate answered EINVAL here: touched instead */
+	volatile size_t done_pages; /* progress, read after a SIGBUS unwound the loop */
+	int err;		    /* 0, -EFAULT (out of pages), or -errno of madvise */
+	int bind_err;	/* errno of a failed hwloc_set_cpubind, 0 when bound or unbound */
+	bool fell_back; /* populate answered EINVAL here: touched instead */
 	int64_t start_ns, end_ns, cpu_ns;
 };
 
@@ -148,7 +153,7 @@ struct worker {
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int state;	/* 0 waiting, 1 go, -1 abort (creating a thread failed) */
+	int state; /* 0 waiting, 1 go, -1 abort (creating a thread failed) */
 };
 
 /* The jump target of the SIGBUS handler: set only inside a worker's populate loop. */
@@ -167,14 +172,6 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	sigaction(sig, &old_sigbus, NULL);
 }
 
-static int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void fault_pages(struct worker *w)
 {
 	char *base = w->r->addr + w->share.first_page * w->r->page_size;
@@ -190,7 +187,7 @@ static void fault_pages(struct worker *w)
 			w->err = -errno;
 			return;
 		}
-		w->fell_back = true;	/* not on this area: touch it instead */
+		w->fell_back = true; /* not on this area: touch it instead */
 	}
 	/*
 	 * A locked add of 0 is a write: one write fault maps the page, and the byte keeps its
@@ -211,11 +208,13 @@ static void *worker_main(void *arg)
 
 	/* Binding is a syscall without the mmap lock; it happens before the release. */
 	if (w->topo && w->share.node >= 0) {
-		hwloc_obj_t node = hwloc_get_obj_by_type(w->topo, HWLOC_OBJ_NUMANODE,
-							 (unsigned int)w->share.node);
+		hwloc_obj_t node =
+		    hwloc_get_obj_by_type(w->topo, HWLOC_OBJ_NUMANODE, (unsigned int)w->share.node);
 
-		if (node)
-			hwloc_set_cpubind(w->topo, node->cpuset, HWLOC_CPUBIND_THREAD);
+		if (!node)
+			w->bind_err = EINVAL;
+		else if (hwloc_set_cpubind(w->topo, node->cpuset, HWLOC_CPUBIND_THREAD))
+			w->bind_err = errno;
 	}
 	pthread_mutex_lock(&w->pool->lock);
 	while (!w->pool->state)
@@ -223,8 +222,8 @@ static void *worker_main(void *arg)
 	pthread_mutex_unlock(&w->pool->lock);
 	if (w->pool->state < 0)
 		return NULL;
-	w->start_ns = clock_ns(CLOCK_MONOTONIC);
-	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	w->start_ns = util_clock_ns(CLOCK_MONOTONIC);
+	cpu0 = util_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (sigsetjmp(env, 1)) {
 		/* SIGBUS: a hugetlb page could not be had. done_pages says how far we got. */
 		w->err = -EFAULT;
@@ -233,8 +232,8 @@ static void *worker_main(void *arg)
 		fault_pages(w);
 	}
 	bus_jump = NULL;
-	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	w->end_ns = clock_ns(CLOCK_MONOTONIC);
+	w->cpu_ns = util_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	w->end_ns = util_clock_ns(CLOCK_MONOTONIC);
 	return NULL;
 }
 
@@ -271,20 +270,21 @@ static enum prealloc_method probe_method(const struct prealloc_region *r, enum p
 static int run_mlock(const struct prealloc_region *regions, size_t n, struct prealloc_report *rep,
 		     struct mg_err *err)
 {
-	int64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int64_t t0 = util_clock_ns(CLOCK_MONOTONIC), c0 = util_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	for (size_t i = 0; i < n; i++) {
 		if (mlock(regions[i].addr, regions[i].size))
-			return mg_err_set(err, errno, "mlock of %zu MiB: %s (RLIMIT_MEMLOCK, or the "
-					  "hugetlb pool ran out)", regions[i].size >> 20,
-					  strerror(errno));
+			return mg_err_set(err, errno,
+					  "mlock of %zu MiB: %s (RLIMIT_MEMLOCK, or the "
+					  "hugetlb pool ran out)",
+					  regions[i].size >> 20, strerror(errno));
 		munlock(regions[i].addr, regions[i].size);
 		rep->populated_bytes += regions[i].size;
 	}
 	rep->threads = 1;
 	rep->wall_ns = rep->slowest_ns = rep->fastest_ns =
-		(double)(clock_ns(CLOCK_MONOTONIC) - t0);
-	rep->cpu_ns = (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
+	    (double)(util_clock_ns(CLOCK_MONOTONIC) - t0);
+	rep->cpu_ns = (double)(util_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0);
 	return 0;
 }
 
@@ -350,28 +350,78 @@ static int failure(const struct prealloc_region *regions, size_t n, const struct
 	if (code != -EFAULT)
 		return mg_err_set(err, -code, "prealloc (%s): %s after %zu of %zu pages",
 				  prealloc_method_name(rep->method), strerror(-code), have, want);
-	return mg_err_set(err, EFAULT,
-			  "prealloc (%s, %u threads): the hugetlb pool ran out: %zu of %zu pages of "
-			  "%zu KiB populated (%zu of %zu MiB); reserve at least %zu free pages "
-			  "(echo N > /sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages, as root, "
-			  "or memgate run --reserve-hugepages)",
-			  prealloc_method_name(rep->method), nw, have, want, page >> 10,
-			  (have * page) >> 20, (want * page) >> 20, want, page >> 10);
+	return mg_err_set(
+	    err, EFAULT,
+	    "prealloc (%s, %u threads): the hugetlb pool ran out: %zu of %zu pages of "
+	    "%zu KiB populated (%zu of %zu MiB); reserve at least %zu free pages "
+	    "(echo N > /sys/kernel/mm/hugepages/hugepages-%zukB/nr_hugepages, as root, "
+	    "or memgate run --reserve-hugepages)",
+	    prealloc_method_name(rep->method), nw, have, want, page >> 10, (have * page) >> 20,
+	    (want * page) >> 20, want, page >> 10);
 }
 
-static void bind_memory(const struct prealloc_region *regions, size_t n,
-			const struct prealloc_opts *o)
+/*
+ * Can this host bind as the plan asks (threads to a node's CPUs, memory to the node)? hwloc
+ * says what the OS supports; -ENOSYS when it cannot, which callers report as a SKIP.
+ */
+static int check_bind_support(const struct prealloc_region *regions, size_t n,
+			      const struct prealloc_opts *o, struct mg_err *err)
 {
-	for (size_t i = 0; o->bind && o->topo && i < n; i++) {
-		hwloc_obj_t node = regions[i].node < 0 ? NULL
-				   : hwloc_get_obj_by_type(o->topo, HWLOC_OBJ_NUMANODE,
-							   (unsigned int)regions[i].node);
+	const struct hwloc_topology_support *sup;
+	bool wanted = false;
 
-		if (node)
-			hwloc_set_area_membind(o->topo, regions[i].addr, regions[i].size,
-					       node->nodeset, HWLOC_MEMBIND_BIND,
-					       HWLOC_MEMBIND_BYNODESET);
+	for (size_t i = 0; i < n; i++)
+		wanted |= regions[i].node >= 0;
+	if (!wanted || !o->bind || !o->topo)
+		return 0;
+	sup = hwloc_topology_get_support(o->topo);
+	if (!sup->cpubind->set_thread_cpubind)
+		return mg_err_set(err, ENOSYS,
+				  "prealloc: this host cannot bind a thread to CPUs "
+				  "(hwloc: no set_thread_cpubind)");
+	if (!sup->membind->set_area_membind || !sup->membind->bind_membind)
+		return mg_err_set(err, ENOSYS,
+				  "prealloc: this host cannot bind memory to a NUMA "
+				  "node (hwloc: no set_area_membind)");
+	return 0;
+}
+
+/* Each region's pages to its node, before any is faulted. Returns 0 or -errno with @err. */
+static int bind_memory(const struct prealloc_region *regions, size_t n,
+		       const struct prealloc_opts *o, struct mg_err *err)
+{
+	int ret = check_bind_support(regions, n, o, err);
+
+	for (size_t i = 0; !ret && o->bind && o->topo && i < n; i++) {
+		hwloc_obj_t node = regions[i].node < 0
+				       ? NULL
+				       : hwloc_get_obj_by_type(o->topo, HWLOC_OBJ_NUMANODE,
+							       (unsigned int)regions[i].node);
+
+		if (regions[i].node >= 0 && !node)
+			return mg_err_set(err, EINVAL,
+					  "prealloc: region %zu names NUMA node %d, "
+					  "which the topology does not have",
+					  i, regions[i].node);
+		if (node &&
+		    hwloc_set_area_membind(o->topo, regions[i].addr, regions[i].size, node->nodeset,
+					   HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET))
+			return mg_err_set(err, errno, "prealloc: binding region %zu to node %d: %s",
+					  i, regions[i].node, strerror(errno));
 	}
+	return ret;
+}
+
+/* A worker that could not bind ran where it liked: the plan was not carried out. */
+static int bind_failure(const struct worker *w, unsigned int n, struct mg_err *err)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (w[i].bind_err)
+			return mg_err_set(err, w[i].bind_err,
+					  "prealloc: binding worker %u to node "
+					  "%d's CPUs: %s",
+					  i, w[i].share.node, strerror(w[i].bind_err));
+	return 0;
 }
 
 int prealloc_many(const struct prealloc_region *regions, size_t n, const struct prealloc_opts *o,
@@ -386,25 +436,35 @@ int prealloc_many(const struct prealloc_region *regions, size_t n, const struct 
 	memset(rep, 0, sizeof(*rep));
 	k = prealloc_plan(regions, n, o, shares, PREALLOC_MAX_THREADS);
 	if (k <= 0)
-		return mg_err_set(err, EINVAL, "prealloc: no valid plan (sizes must be whole pages)");
+		return mg_err_set(err, EINVAL,
+				  "prealloc: no valid plan (sizes must be whole pages)");
 	rep->method = probe_method(&regions[0], o->method);
-	bind_memory(regions, n, o);
+	ret = bind_memory(regions, n, o, err);
+	if (ret)
+		return ret;
 	if (rep->method == PREALLOC_MLOCK)
 		return run_mlock(regions, n, rep, err);
-	w = calloc((size_t)k, sizeof(*w));	/* every allocation before the workers run */
+	w = calloc((size_t)k, sizeof(*w)); /* every allocation before the workers run */
 	if (!w)
 		return mg_err_set(err, ENOMEM, "prealloc: out of memory");
 	for (int i = 0; i < k; i++)
-		w[i] = (struct worker){.r = &regions[shares[i].region], .share = shares[i],
-				       .method = rep->method, .pool = &pool,
+		w[i] = (struct worker){.r = &regions[shares[i].region],
+				       .share = shares[i],
+				       .method = rep->method,
+				       .pool = &pool,
 				       .topo = o->bind ? o->topo : NULL};
 	pthread_mutex_lock(&prealloc_lock);
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, &old_sigbus);
-	ret = run_pool(w, (unsigned int)k, &pool, err);
-	/* The previous handler is back before anyone else can fault. */
-	sigaction(SIGBUS, &old_sigbus, NULL);
+	if (sigaction(SIGBUS, &sa, &old_sigbus)) {
+		ret = mg_err_set(err, errno, "prealloc: cannot catch SIGBUS: %s", strerror(errno));
+	} else {
+		ret = run_pool(w, (unsigned int)k, &pool, err);
+		/* The previous handler is back before anyone else can fault. */
+		sigaction(SIGBUS, &old_sigbus, NULL);
+	}
 	pthread_mutex_unlock(&prealloc_lock);
+	if (!ret)
+		ret = bind_failure(w, (unsigned int)k, err);
 	if (!ret) {
 		fill_report(w, (unsigned int)k, rep);
 		ret = failure(regions, n, w, (unsigned int)k, rep, err);

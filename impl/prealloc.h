@@ -2,6 +2,7 @@
 #ifndef MG_IMPL_PREALLOC_H
 #define MG_IMPL_PREALLOC_H
 
+#include <assert.h>
 #include <hwloc.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,10 +11,11 @@
 #include "util/err.h"
 
 enum prealloc_method {
-	PREALLOC_TOUCH,		/* write one byte per page, keeping its contents */
-	PREALLOC_POPULATE,	/* madvise(MADV_POPULATE_WRITE), Linux 5.14 */
-	PREALLOC_MLOCK,		/* mlock() then munlock(): one thread, measured alternative */
+	PREALLOC_TOUCH,	   /* write one byte per page, keeping its contents */
+	PREALLOC_POPULATE, /* madvise(MADV_POPULATE_WRITE), Linux 5.14 */
+	PREALLOC_MLOCK,	   /* mlock() then munlock(): one thread, measured alternative */
 };
+#define PREALLOC_METHODS 3
 
 /* QEMU's MAX_MEM_PREALLOC_THREAD_COUNT: 16 since 2017, 32 proposed in 2025 (seed 004). */
 #define PREALLOC_CAP_QEMU 16
@@ -21,38 +23,41 @@ enum prealloc_method {
 /* No thread for less than 64 MiB: creating it costs more than it saves. */
 #define PREALLOC_MIN_BYTES_PER_THREAD (64ULL << 20)
 #define PREALLOC_MAX_THREADS 256
+/* Regions one plan may hold: one per NUMA node, and each gets a thread at least. */
+#define PREALLOC_MAX_REGIONS 64
+static_assert(PREALLOC_MAX_REGIONS <= PREALLOC_MAX_THREADS, "a thread per region at least");
 
 struct prealloc_region {
 	char *addr;
-	size_t size;		/* a multiple of page_size */
-	size_t page_size;	/* 4 KiB, 2 MiB, 1 GiB: what one fault maps */
-	int node;		/* NUMA node (hwloc logical index) to populate from, -1: any */
+	size_t size;	  /* a multiple of page_size */
+	size_t page_size; /* 4 KiB, 2 MiB, 1 GiB: what one fault maps */
+	int node;	  /* NUMA node (hwloc logical index) to populate from, -1: any */
 };
 
 /* One worker's share: a page range of one region and the CPUs it may run on. */
 struct prealloc_share {
 	unsigned int region;
 	size_t first_page, n_pages;
-	int node;		/* -1: not bound */
+	int node; /* -1: not bound */
 };
 
 struct prealloc_opts {
 	enum prealloc_method method;
-	unsigned int requested;	/* threads asked for: the guest's vCPU count by default */
+	unsigned int requested; /* threads asked for: the guest's vCPU count by default */
 	unsigned int cap;
-	unsigned int host_pus;	/* usable host PUs */
-	hwloc_topology_t topo;	/* for binding threads to their region's node; NULL: none */
-	bool bind;		/* bind (only when the topology is this host's) */
+	unsigned int host_pus; /* usable host PUs */
+	hwloc_topology_t topo; /* for binding threads to their region's node; NULL: none */
+	bool bind;	       /* bind (only when the topology is this host's) */
 };
 
 /* What a run did, for the report. */
 struct prealloc_report {
 	unsigned int threads;
-	size_t populated_bytes;		/* counted with mincore() after a failure */
-	enum prealloc_method method;	/* after the fallback from populate to touch */
-	double wall_ns;			/* release of the workers to the last one done */
-	double slowest_ns, fastest_ns;	/* per worker */
-	double cpu_ns;			/* all workers' CPU time */
+	size_t populated_bytes;	       /* counted with mincore() after a failure */
+	enum prealloc_method method;   /* after the fallback from populate to touch */
+	double wall_ns;		       /* release of the workers to the last one done */
+	double slowest_ns, fastest_ns; /* per worker */
+	double cpu_ns;		       /* all workers' CPU time */
 };
 
 /**
@@ -75,8 +80,10 @@ int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct 
  * prealloc_many() - populate the @n regions at once, one pool of threads for all of them:
  * the workers are created (and bound) first and released together, and none of them takes
  * the mmap lock for writing after release (no malloc, no thread creation). SIGBUS from a
- * hugetlb pool running dry is caught per worker and any previous handler restored.
- * Returns 0, or -errno with @err saying how much was populated and what to do.
+ * hugetlb pool running dry is caught per worker and any previous handler restored. Regions
+ * with a node are bound to it, and their workers to its CPUs, when @o->bind.
+ * Returns 0, or -errno with @err saying how much was populated and what to do; -ENOSYS
+ * when the host cannot bind as asked (hwloc's support flags say so).
  */
 int prealloc_many(const struct prealloc_region *regions, size_t n, const struct prealloc_opts *o,
 		  struct prealloc_report *rep, struct mg_err *err);
@@ -88,6 +95,8 @@ int prealloc_one(const struct prealloc_region *r, const struct prealloc_opts *o,
 /** prealloc_resident_pages() - pages of @r resident now (mincore). */
 size_t prealloc_resident_pages(const struct prealloc_region *r);
 
+/* Names for the command line and reports, in enum order; parse gives -1 for none. */
+extern const char *const prealloc_method_names[PREALLOC_METHODS];
 const char *prealloc_method_name(enum prealloc_method m);
 int prealloc_method_parse(const char *name);
 

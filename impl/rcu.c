@@ -9,6 +9,25 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/text.h"
+#include "util/util.h"
+
+const char *const rcu_trim_names[RCU_TRIM_POLICIES] = {
+    [RCU_TRIM_NONE] = "none",
+    [RCU_TRIM_EVERY_BATCH] = "every-batch",
+    [RCU_TRIM_IDLE] = "idle",
+};
+
+const char *rcu_trim_name(enum rcu_trim t)
+{
+	return (unsigned int)t < RCU_TRIM_POLICIES ? rcu_trim_names[t] : "?";
+}
+
+int rcu_trim_parse(const char *name)
+{
+	return text_index(rcu_trim_names, RCU_TRIM_POLICIES, name);
+}
+
 /* ---- events: a flag with a condition variable, set by one side and waited on by the other */
 
 struct event {
@@ -17,7 +36,10 @@ struct event {
 	bool set;
 };
 
-#define EVENT_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false}
+#define EVENT_INIT                                                                                 \
+	{                                                                                          \
+		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false                         \
+	}
 
 static void event_set(struct event *e)
 {
@@ -42,14 +64,6 @@ static void event_wait(struct event *e)
 	pthread_mutex_unlock(&e->lock);
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- readers and grace periods ------------------------------------------------------------ */
 
 /*
@@ -70,9 +84,9 @@ static unsigned long fence_word;
 #define RCU_GP_CTR 2UL
 
 struct rcu_reader {
-	unsigned long ctr;	/* 0 outside a section, else rcu_gp_ctr when it entered */
-	bool waiting;		/* synchronize_rcu() waits for this reader: wake it on unlock */
-	unsigned int depth;	/* nesting */
+	unsigned long ctr;  /* 0 outside a section, else rcu_gp_ctr when it entered */
+	bool waiting;	    /* synchronize_rcu() waits for this reader: wake it on unlock */
+	unsigned int depth; /* nesting */
 	struct rcu_reader *next;
 };
 
@@ -181,20 +195,20 @@ void synchronize_rcu(void)
 /* ---- call_rcu: a queue many threads fill and one thread drains ---------------------------- */
 
 static struct {
-	pthread_mutex_t lock;		/* the list; producers hold it for a few stores */
+	pthread_mutex_t lock; /* the list; producers hold it for a few stores */
 	struct rcu_head *head, *tail;
-	unsigned long count;		/* queued and not yet taken by a batch */
-	struct event ready;		/* set on every enqueue: the thread may have gone idle */
+	unsigned long count; /* queued and not yet taken by a batch */
+	struct event ready;  /* set on every enqueue: the thread may have gone idle */
 	pthread_t thread;
 	bool running, stop;
 	enum rcu_trim trim;
 	pthread_mutex_t *big_lock;
-	struct rcu_stats stats;		/* written by the thread, read under stats_lock */
+	struct rcu_stats stats; /* written by the thread, read under stats_lock */
 	pthread_mutex_t stats_lock;
 } calls = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.ready = EVENT_INIT,
-	.stats_lock = PTHREAD_MUTEX_INITIALIZER,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .ready = EVENT_INIT,
+    .stats_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
@@ -258,20 +272,22 @@ const char *rcu_trim_unsupported(void)
 		return "cannot tell which library provides malloc (dladdr found none)";
 	if (!strcmp(malloc_file, libc_file))
 		return NULL;
-	snprintf(why, sizeof(why), "malloc comes from %s, not the C library (%s): that allocator "
-		 "has no malloc_trim", malloc_file, libc_file);
+	snprintf(why, sizeof(why),
+		 "malloc comes from %s, not the C library (%s): that allocator "
+		 "has no malloc_trim",
+		 malloc_file, libc_file);
 	return why;
 }
 
 static void trim(bool idle)
 {
-	int64_t t0 = now_ns();
+	int64_t t0 = util_now_ns();
 
 	malloc_trim(RCU_TRIM_PAD);
 	pthread_mutex_lock(&calls.stats_lock);
 	calls.stats.trims++;
 	calls.stats.trims_not_idle += !idle;
-	calls.stats.trim_ns += (uint64_t)(now_ns() - t0);
+	calls.stats.trim_ns += (uint64_t)(util_now_ns() - t0);
 	pthread_mutex_unlock(&calls.stats_lock);
 }
 
@@ -322,13 +338,13 @@ static void *call_rcu_thread(void *arg)
 		pthread_mutex_unlock(&calls.lock);
 		synchronize_rcu();
 		/* QEMU runs callbacks holding the BQL: they free memory other code may walk. */
-		t0 = now_ns();
+		t0 = util_now_ns();
 		if (calls.big_lock)
 			pthread_mutex_lock(calls.big_lock);
 		/* Counted before the callbacks run: one of them may be drain_call_rcu()'s, and its
 		 * caller may read the counts as soon as it has run. */
 		pthread_mutex_lock(&calls.stats_lock);
-		calls.stats.big_lock_wait_ns += (uint64_t)(now_ns() - t0);
+		calls.stats.big_lock_wait_ns += (uint64_t)(util_now_ns() - t0);
 		calls.stats.batches++;
 		calls.stats.callbacks += n;
 		pthread_mutex_unlock(&calls.stats_lock);
@@ -374,7 +390,7 @@ void rcu_stop(void)
 }
 
 struct drain {
-	struct rcu_head head;	/* first: the callback gets it back as the whole struct */
+	struct rcu_head head; /* first: the callback gets it back as the whole struct */
 	struct event done;
 };
 

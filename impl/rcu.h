@@ -12,10 +12,20 @@
  */
 
 enum rcu_trim {
-	RCU_TRIM_NONE,		/* never malloc_trim */
-	RCU_TRIM_EVERY_BATCH,	/* malloc_trim(4 MiB) after each batch: the patch in seed 003 */
-	RCU_TRIM_IDLE,		/* only when the queue is empty, before sleeping: what QEMU kept */
+	RCU_TRIM_NONE,	      /* never malloc_trim */
+	RCU_TRIM_EVERY_BATCH, /* malloc_trim(4 MiB) after each batch: the patch in seed 003 */
+	RCU_TRIM_IDLE,	      /* only when the queue is empty, before sleeping: what QEMU kept */
 };
+#define RCU_TRIM_POLICIES 3
+
+/* The policies' names, in enum order, for --impl rcu.trim and the reports. */
+extern const char *const rcu_trim_names[RCU_TRIM_POLICIES];
+
+/** rcu_trim_name() - "none", "every-batch" or "idle". */
+const char *rcu_trim_name(enum rcu_trim t);
+
+/** rcu_trim_parse() - the policy named @name, or -1 when it names none. */
+int rcu_trim_parse(const char *name);
 
 /* The batching rule: wait for this many callbacks, or this many sleeps of this length. */
 #define RCU_CALL_MIN_SIZE 30
@@ -30,12 +40,12 @@ struct rcu_head {
 };
 
 struct rcu_stats {
-	uint64_t batches;	/* synchronize_rcu() + callbacks runs */
+	uint64_t batches; /* synchronize_rcu() + callbacks runs */
 	uint64_t callbacks;
 	uint64_t trims;
-	uint64_t trims_not_idle;	/* trims with callbacks still queued */
-	uint64_t trim_ns;	/* time inside malloc_trim */
-	uint64_t big_lock_wait_ns;	/* the RCU thread waiting for the big lock */
+	uint64_t trims_not_idle;   /* trims with callbacks still queued */
+	uint64_t trim_ns;	   /* time inside malloc_trim */
+	uint64_t big_lock_wait_ns; /* the RCU thread waiting for the big lock */
 };
 
 /**

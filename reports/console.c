@@ -26,7 +26,7 @@ void report_console(const struct report_run *run, FILE *out)
 
 		count[r->outcome]++;
 		fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
-			runner_full_name(r->inst, full, sizeof(full)), r->time_s);
+			case_full_name(r->inst, full, sizeof(full)), r->time_s);
 		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
 			if (r->metrics[k].n)
 				fprintf(out, "      %s\n",
@@ -35,7 +35,8 @@ void report_console(const struct report_run *run, FILE *out)
 			fprintf(out, "      %s\n", r->message);
 		if (r->outcome == OUTCOME_ERROR && r->stderr_tail) {
 			size_t len = strlen(r->stderr_tail);
-			/* The last few lines are usually enough to see why; the reports hold more. */
+			/* The last few lines are usually enough to see why; the reports hold more.
+			 */
 			const char *tail = len > 600 ? r->stderr_tail + len - 600 : r->stderr_tail;
 
 			fprintf(out, "      stderr (tail):\n%s%s", tail,

@@ -36,9 +36,9 @@ static json_t *metric_json(const struct metric_result *m)
 			 "name", m->def->name, "unit", m->def->unit, "better",
 			 m->def->better == LOWER_IS_BETTER ? "lower" : "higher", "counter",
 			 m->counter[0] ? m->counter : "none", "samples", samples, "stolen", stolen,
-			 "summary", "n", (json_int_t)s->n, "median", s->median, "mad", s->mad, "min",
-			 s->min, "max", s->max, "mean", s->mean, "sd", s->sd, "ci95_lo", s->ci_lo,
-			 "ci95_hi", s->ci_hi);
+			 "summary", "n", (json_int_t)s->n, "median", s->median, "mad", s->mad,
+			 "min", s->min, "max", s->max, "mean", s->mean, "sd", s->sd, "ci95_lo",
+			 s->ci_lo, "ci95_hi", s->ci_hi);
 }
 
 static json_t *case_json(const struct case_result *r)
@@ -47,7 +47,8 @@ static json_t *case_json(const struct case_result *r)
 	const struct case_inst *in = r->inst;
 
 	for (unsigned int i = 0; i < in->params.n; i++)
-		json_object_set_new(params, in->params.p[i].name, json_string(in->params.p[i].value));
+		json_object_set_new(params, in->params.p[i].name,
+				    json_string(in->params.p[i].value));
 	for (unsigned int i = 0; i < in->def->n_metrics; i++)
 		if (r->metrics[i].n)
 			json_array_append_new(metrics, metric_json(&r->metrics[i]));
@@ -56,10 +57,12 @@ static json_t *case_json(const struct case_result *r)
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:f, s:s, s:o, s:o, s:o}",
 			 "suite", in->suite->name, "group", in->def->group, "case", in->def->name,
 			 "name", in->name, "params", params, "kind",
-			 in->def->kind == CASE_PERF ? "perf" : in->def->kind == CASE_GATE ? "gate" : "check", "outcome",
-			 case_outcome_name(r->outcome), "message", jstr(r->message), "time_s",
-			 r->time_s, "timestamp", r->timestamp, "metrics", metrics, "properties",
-			 props, "stderr_tail", jstr(r->stderr_tail));
+			 in->def->kind == CASE_PERF   ? "perf"
+			 : in->def->kind == CASE_GATE ? "gate"
+						      : "check",
+			 "outcome", case_outcome_name(r->outcome), "message", jstr(r->message),
+			 "time_s", r->time_s, "timestamp", r->timestamp, "metrics", metrics,
+			 "properties", props, "stderr_tail", jstr(r->stderr_tail));
 }
 
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)

@@ -65,9 +65,10 @@ static char *case_output(const struct case_result *r)
 		fprintf(f, "%s\n  samples:", report_metric_line(m, line, sizeof(line)));
 		for (size_t k = 0; k < m->n; k++)
 			fprintf(f, " %.6g%s", m->v[k], m->stolen[k] ? "*" : "");
-		fprintf(f, "%s\n", m->n && memchr(m->stolen, 1, m->n) ? "  (* taken while the VM "
-									 "lost a CPU: steal time)"
-								       : "");
+		fprintf(f, "%s\n",
+			m->n && memchr(m->stolen, 1, m->n) ? "  (* taken while the VM "
+							     "lost a CPU: steal time)"
+							   : "");
 	}
 	fclose(f);
 	return buf;
@@ -189,7 +190,7 @@ static xmlNodePtr add_testcase(xmlNodePtr ts, const struct case_result *r, enum 
 	t->skipped += r->outcome == OUTCOME_SKIP;
 	t->time_s += r->time_s;
 	if (style == JUNIT_ANT)
-		return tc;	/* Ant allows no per-case output: the suite gathers it */
+		return tc; /* Ant allows no per-case output: the suite gathers it */
 	out = case_output(r);
 	if (out && *out)
 		add_text_child(tc, "system-out", out);

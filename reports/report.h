@@ -5,22 +5,22 @@
 #include <stdio.h>
 
 #include "hw/hw.h"
-#include "suites/runner.h"
+#include "harness/result.h"
 #include "util/err.h"
 
 struct report_run {
 	const struct hw_info *hw;
 	const struct case_result *results;
 	size_t n;
-	char timestamp[24];	/* run start, UTC, "YYYY-MM-DDTHH:MM:SS" */
+	char timestamp[24]; /* run start, UTC, "YYYY-MM-DDTHH:MM:SS" */
 	double time_s;
 	char hostname[256];
 	const char *version;
 };
 
 enum junit_style {
-	JUNIT_JENKINS,	/* jenkins-xunit-junit-10.xsd: per-case output, Jenkins' own reader */
-	JUNIT_ANT,	/* windyroad-JUnit.xsd: strict Ant, case output moves to the suite */
+	JUNIT_JENKINS, /* jenkins-xunit-junit-10.xsd: per-case output, Jenkins' own reader */
+	JUNIT_ANT,     /* windyroad-JUnit.xsd: strict Ant, case output moves to the suite */
 };
 
 /**

@@ -1,15 +1,17 @@
-/* suites.c - the list of suites: adding one is one line here and one in suites.h. */
+/* suites.c - the registry: adding a suite is one line here; each suite exports its suite_def. */
 #include "suites/suites.h"
 
+#include "util/util.h"
+
 static const struct suite_def *const all_suites[] = {
-	&suite_hw,
-	&suite_memslots,
-	&suite_prealloc,
-	&suite_rcu,
+    &suite_hw,
+    &suite_memslots,
+    &suite_prealloc,
+    &suite_rcu,
 };
 
 const struct suite_def *const *suites_all(size_t *n)
 {
-	*n = sizeof(all_suites) / sizeof(all_suites[0]);
+	*n = ARRAY_SIZE(all_suites);
 	return all_suites;
 }

@@ -29,8 +29,12 @@ static int memgate(char **out, const char *fmt, ...)
 	for (;;) {
 		if (len + 4096 + 1 > cap) {
 			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
+			char *grown = realloc(buf, cap);
+
+			if (!grown)
+				free(buf);
+			assert_non_null(grown);
+			buf = grown;
 		}
 		size_t r = fread(buf + len, 1, 4096, p);
 
@@ -51,11 +55,15 @@ static void expect(int want_status, const char *want_text, const char *args)
 {
 	char *out;
 	int st = memgate(&out, "%s", args);
+	int bad = st != want_status || (want_text && !strstr(out, want_text));
 
-	if (st != want_status || (want_text && !strstr(out, want_text)))
-		fail_msg("memgate %s: exit %d (want %d), output:\n%s\n(wanted: %s)", args, st,
-			 want_status, out, want_text ? want_text : "-");
+	/* Say it, free the output, then fail: fail() does not return. */
+	if (bad)
+		print_error("memgate %s: exit %d (want %d), output:\n%s\n(wanted: %s)\n", args, st,
+			    want_status, out, want_text ? want_text : "-");
 	free(out);
+	if (bad)
+		fail();
 }
 
 static void test_usage(void **state)
@@ -89,7 +97,7 @@ static void test_hw_text_and_json(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "topology"), "pus")),
 			 sysconf(_SC_NPROCESSORS_ONLN));
 	assert_true(json_is_boolean(
-		json_object_get(json_object_get(json_object_get(j, "host"), "cpu"), "invariant_tsc")));
+	    json_object_get(json_object_get(json_object_get(j, "host"), "cpu"), "invariant_tsc")));
 	assert_non_null(json_string_value(json_object_get(json_object_get(j, "host"), "thp")));
 	json_decref(j);
 	free(out);
@@ -97,22 +105,21 @@ static void test_hw_text_and_json(void **state)
 
 static void test_topologies(void **state)
 {
-	DIR *d = opendir(SHARED_DIR "/topologies");
+	DIR *d = opendir(TOPO_DIR);
 	struct dirent *e;
 	int n = 0;
 
 	(void)state;
 	if (!d)
-		skip_because(SHARED_DIR "/topologies not found beside the checkout");
+		skip_because(TOPO_DIR " not found (run from the checkout)");
 	while ((e = readdir(d))) {
 		char args[512];
 
 		if (!strstr(e->d_name, ".xml"))
 			continue;
-		snprintf(args, sizeof(args), "hw --topology " SHARED_DIR "/topologies/%s", e->d_name);
+		snprintf(args, sizeof(args), "hw --topology " TOPO_DIR "/%s", e->d_name);
 		expect(0, "binding: impossible", args);
-		snprintf(args, sizeof(args), "hw --json --topology " SHARED_DIR "/topologies/%s",
-			 e->d_name);
+		snprintf(args, sizeof(args), "hw --json --topology " TOPO_DIR "/%s", e->d_name);
 		expect(0, "\"can_bind\": false", args);
 		n++;
 	}
@@ -121,7 +128,7 @@ static void test_topologies(void **state)
 	expect(0, "16 PUs", "hw --topology 'synthetic:pack:2 [numa] core:4 pu:2'");
 	expect(2, "not valid", "hw --topology synthetic:nonsense");
 	expect(2, "COPYING.hwloc:1: not well-formed XML",
-	       "hw --topology " SHARED_DIR "/topologies/COPYING.hwloc");
+	       "hw --topology " TOPO_DIR "/COPYING.hwloc");
 }
 
 static void validate(const char *xml, const char *schema)
@@ -160,7 +167,8 @@ static void test_run_on_loaded_topology(void **state)
 	(void)state;
 	snprintf(xml, sizeof(xml), "%s/test-synthetic.xml", test_build_dir());
 	snprintf(args, sizeof(args),
-		 "run -s hw --quick --topology 'synthetic:pack:2 [numa] core:2 pu:1' --junit %s", xml);
+		 "run -s hw --quick --topology 'synthetic:pack:2 [numa] core:2 pu:1' --junit %s",
+		 xml);
 	expect(0, "plans are checked, not executed", args);
 	expect(0, "hw.topology.pu_count", "list --topology 'synthetic:pack:2 [numa] core:2 pu:1'");
 }
@@ -185,7 +193,7 @@ static void test_memslots_checks(void **state)
  */
 static void test_prealloc_checks(void **state)
 {
-	DIR *d = opendir(SHARED_DIR "/topologies");
+	DIR *d = opendir(TOPO_DIR);
 	struct dirent *e;
 	char before[64] = "", after[64] = "";
 	FILE *f;
@@ -196,8 +204,8 @@ static void test_prealloc_checks(void **state)
 
 		if (!strstr(e->d_name, ".xml"))
 			continue;
-		snprintf(args, sizeof(args), "run -s prealloc -k '*plan*' --topology "
-			 SHARED_DIR "/topologies/%s", e->d_name);
+		snprintf(args, sizeof(args),
+			 "run -s prealloc -k '*plan*' --topology " TOPO_DIR "/%s", e->d_name);
 		expect(0, "0 failed, 0 errors", args);
 	}
 	if (d)
@@ -236,8 +244,10 @@ static void test_rcu_suite(void **state)
 	(void)state;
 	expect(0, "0 failed, 0 errors", "run -s rcu -k 'rcu.check.*'");
 	expect(2, "rcu.trim takes idle, every-batch, none", "run -s rcu --impl rcu.trim=sometimes");
-	expect(0, kvm ? "PASS  rcu.perf.boot[disks=1,impl=idle]" :
-			"SKIP  rcu.perf.boot[disks=1,impl=idle]", boot1);
+	expect(0,
+	       kvm ? "PASS  rcu.perf.boot[disks=1,impl=idle]"
+		   : "SKIP  rcu.perf.boot[disks=1,impl=idle]",
+	       boot1);
 	if (glob("/usr/lib/*/libjemalloc.so.2", 0, NULL, &g) || !g.gl_pathc)
 		skip_because("no /usr/lib/*/libjemalloc.so.2 (Debian: libjemalloc2)");
 	assert_int_equal(setenv("LD_PRELOAD", g.gl_pathv[0], 1), 0);
@@ -251,14 +261,14 @@ static void test_rcu_suite(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_usage),
-		cmocka_unit_test(test_prealloc_checks),
-		cmocka_unit_test(test_memslots_checks),
-		cmocka_unit_test(test_rcu_suite),
-		cmocka_unit_test(test_hw_text_and_json),
-		cmocka_unit_test(test_topologies),
-		cmocka_unit_test(test_run_hw_suite),
-		cmocka_unit_test(test_run_on_loaded_topology),
+	    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_prealloc_checks),
+	    cmocka_unit_test(test_memslots_checks),
+	    cmocka_unit_test(test_rcu_suite),
+	    cmocka_unit_test(test_hw_text_and_json),
+	    cmocka_unit_test(test_topologies),
+	    cmocka_unit_test(test_run_hw_suite),
+	    cmocka_unit_test(test_run_on_loaded_topology),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "suites/gate.h"
+#include "harness/gate.h"
 
 /*
  * Recorded 2026-12-02 on the CI machine kind (2 vCPUs, Intel Xeon under KVM) with
@@ -11,7 +11,7 @@
  * hit_uniform lookups at 117 slots, impl and linear sampled in turn in one case.
  */
 static const double shift_max_128[] = {1292, 1440, 1582, 1466, 1464, 1538, 1512, 1522,
-					1492, 1570, 1498, 1628, 1588, 1408, 1520};
+				       1492, 1570, 1498, 1628, 1588, 1408, 1520};
 static const double heapsort_max_128[] = {115926, 115072, 116286, 115260, 111512,
 					  117636, 113696, 116740, 116424, 111388,
 					  115010, 119370, 113410, 114922, 120618};
@@ -19,9 +19,9 @@ static const double shift_median_128[] = {700, 776, 748, 919, 831, 742, 918, 811
 					  761, 925, 899, 925, 857, 900, 868};
 static const double swap_median_128[] = {1127, 1288, 1336, 1279, 1173, 1319, 1176, 1262,
 					 1317, 1220, 1332, 1279, 1257, 1345, 1327};
-static const double impl_find_117[] = {190.5, 185, 186.6, 221.1, 181.5, 178.7, 174.9, 208.1,
-				       175.5, 183.4, 191.1, 189, 221.3, 176.4, 173.9};
-static const double linear_find_117[] = {238.9, 250.3, 315.7, 240, 196, 265.8, 208.4, 221.2,
+static const double impl_find_117[] = {190.5, 185,   186.6, 221.1, 181.5, 178.7, 174.9, 208.1,
+				       175.5, 183.4, 191.1, 189,   221.3, 176.4, 173.9};
+static const double linear_find_117[] = {238.9, 250.3, 315.7, 240,   196,   265.8, 208.4, 221.2,
 					 225.1, 213.5, 229.9, 223.9, 241.3, 212.2, 203.2};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -37,7 +37,8 @@ static void test_recorded_default_passes(void **state)
 			 GATE_PASS);
 	assert_true(f.ratio > 0.01 && f.ratio < 0.02 && f.hi < 0.05);
 	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, shift_median_128,
-				    N(shift_median_128), swap_median_128, N(swap_median_128), 1, &f),
+				    N(shift_median_128), swap_median_128, N(swap_median_128), 1,
+				    &f),
 			 GATE_PASS);
 	assert_int_equal(gate_judge(GATE_FASTER, 1.0, true, impl_find_117, N(impl_find_117),
 				    linear_find_117, N(linear_find_117), 1, &f),
@@ -58,7 +59,8 @@ static void test_recorded_heapsort_fails(void **state)
 	assert_true(f.lo > 0.9 && f.hi < 1.1);
 	/* ... and heap sort is slower than swap, beyond noise. */
 	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, heapsort_max_128,
-				    N(heapsort_max_128), swap_median_128, N(swap_median_128), 1, &f),
+				    N(heapsort_max_128), swap_median_128, N(swap_median_128), 1,
+				    &f),
 			 GATE_FAIL);
 }
 
@@ -110,19 +112,35 @@ static void no_run(struct case_ctx *ctx)
 	(void)ctx;
 }
 static const struct case_def fake_cases[] = {
-	{.name = "a", .group = "g", .kind = CASE_PERF, .metrics = one_metric, .n_metrics = 1,
-	 .run = no_run},
-	{.name = "b", .group = "g", .kind = CASE_PERF, .metrics = one_metric, .n_metrics = 1,
-	 .run = no_run},
+    {.name = "a",
+     .group = "g",
+     .kind = CASE_PERF,
+     .metrics = one_metric,
+     .n_metrics = 1,
+     .run = no_run},
+    {.name = "b",
+     .group = "g",
+     .kind = CASE_PERF,
+     .metrics = one_metric,
+     .n_metrics = 1,
+     .run = no_run},
 };
 static const struct gate_def fake_gates[] = {
-	{.name = "a_vs_b", .kind = GATE_RATIO_AT_MOST, .a = {"fake.g.a", "t"}, .b = {"fake.g.b", "t"},
-	 .threshold = 0.5, .why = "a test"},
-	{.name = "a_vs_c", .kind = GATE_RATIO_AT_MOST, .a = {"fake.g.a", "t"}, .b = {"fake.g.c", "t"},
-	 .threshold = 0.5, .why = "c is never run"},
+    {.name = "a_vs_b",
+     .kind = GATE_RATIO_AT_MOST,
+     .a = {"fake.g.a", "t"},
+     .b = {"fake.g.b", "t"},
+     .threshold = 0.5,
+     .why = "a test"},
+    {.name = "a_vs_c",
+     .kind = GATE_RATIO_AT_MOST,
+     .a = {"fake.g.a", "t"},
+     .b = {"fake.g.c", "t"},
+     .threshold = 0.5,
+     .why = "c is never run"},
 };
-static const struct suite_def fake = {.name = "fake", .cases = fake_cases, .n_cases = 2,
-				      .gates = fake_gates, .n_gates = 2};
+static const struct suite_def fake = {
+    .name = "fake", .cases = fake_cases, .n_cases = 2, .gates = fake_gates, .n_gates = 2};
 
 static void fill(struct case_result *r, struct case_inst *in, struct metric_result *m,
 		 const struct case_def *d, double *v, unsigned char *stolen, size_t n)
@@ -179,11 +197,11 @@ static void test_evaluate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recorded_default_passes),
-		cmocka_unit_test(test_recorded_heapsort_fails),
-		cmocka_unit_test(test_recorded_linear_fails),
-		cmocka_unit_test(test_synthetic_verdicts),
-		cmocka_unit_test(test_evaluate),
+	    cmocka_unit_test(test_recorded_default_passes),
+	    cmocka_unit_test(test_recorded_heapsort_fails),
+	    cmocka_unit_test(test_recorded_linear_fails),
+	    cmocka_unit_test(test_synthetic_verdicts),
+	    cmocka_unit_test(test_evaluate),
 	};
 
 	return cmocka_run_group_tests_name("gate", tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "hw/hw.h"
+#include "util/util.h"
 
 static void test_host(void **state)
 {
@@ -37,24 +38,24 @@ struct expected_topo {
 
 /* Counts read off the files' object trees (grep -c 'type="PU"' and so on). */
 static const struct expected_topo shared_topologies[] = {
-	{"16em64t-4s2c2t.xml", 4, 1, 8, 16, "unknown"},
-	{"24em64t-2n6c2t-pci.xml", 2, 2, 12, 24, "unknown"},
-	{"32em64t-2n8c2t-pci-noio.xml", 2, 2, 16, 32, "Intel(R) Xeon(R) CPU E5-2650 0 @ 2.00GHz"},
-	{"kvm-epyc-1n2c-hugepages.xml", 1, 1, 2, 2, "AMD EPYC"},
+    {"16em64t-4s2c2t.xml", 4, 1, 8, 16, "unknown"},
+    {"24em64t-2n6c2t-pci.xml", 2, 2, 12, 24, "unknown"},
+    {"32em64t-2n8c2t-pci-noio.xml", 2, 2, 16, 32, "Intel(R) Xeon(R) CPU E5-2650 0 @ 2.00GHz"},
+    {"kvm-epyc-1n2c-hugepages.xml", 1, 1, 2, 2, "AMD EPYC"},
 };
 
 static void test_shared_xml(void **state)
 {
 	(void)state;
-	if (access(SHARED_DIR "/topologies", R_OK))
-		skip_because(SHARED_DIR "/topologies not found beside the checkout");
-	for (size_t i = 0; i < sizeof(shared_topologies) / sizeof(shared_topologies[0]); i++) {
+	if (access(TOPO_DIR, R_OK))
+		skip_because(TOPO_DIR " not found (run from the checkout)");
+	for (size_t i = 0; i < ARRAY_SIZE(shared_topologies); i++) {
 		const struct expected_topo *e = &shared_topologies[i];
 		char path[256];
 		struct hw_info hw;
 		struct mg_err err = {0};
 
-		snprintf(path, sizeof(path), SHARED_DIR "/topologies/%s", e->file);
+		snprintf(path, sizeof(path), TOPO_DIR "/%s", e->file);
 		if (hw_detect(&hw, path, &err))
 			fail_msg("%s: %s", path, err.msg);
 		assert_int_equal(hw.source, HW_SOURCE_XML);
@@ -107,7 +108,9 @@ static void test_bad_input(void **state)
 	(void)state;
 	close(fd);
 	/* Malformed: the error names the file and the line, as a compiler would. */
-	write_file(path, "<?xml version=\"1.0\"?>\n<topology>\n  <object type=\"Machine\">\n</topology>\n");
+	write_file(
+	    path,
+	    "<?xml version=\"1.0\"?>\n<topology>\n  <object type=\"Machine\">\n</topology>\n");
 	assert_int_equal(hw_detect(&hw, path, &err), -EINVAL);
 	snprintf(want, sizeof(want), "%s:4: not well-formed XML", path);
 	if (!strstr(err.msg, want))
@@ -126,10 +129,10 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_host),
-		cmocka_unit_test(test_shared_xml),
-		cmocka_unit_test(test_synthetic),
-		cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_host),
+	    cmocka_unit_test(test_shared_xml),
+	    cmocka_unit_test(test_synthetic),
+	    cmocka_unit_test(test_bad_input),
 	};
 
 	return cmocka_run_group_tests_name("hw", tests, NULL, NULL);

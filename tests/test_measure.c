@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "suites/measure.h"
+#include "hw/measure.h"
 
 #define MIB (1024 * 1024)
 
@@ -88,10 +88,10 @@ static void test_cycles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rss_follows_touched_memory),
-		cmocka_unit_test(test_heap_and_mallinfo),
-		cmocka_unit_test(test_span),
-		cmocka_unit_test(test_cycles),
+	    cmocka_unit_test(test_rss_follows_touched_memory),
+	    cmocka_unit_test(test_heap_and_mallinfo),
+	    cmocka_unit_test(test_span),
+	    cmocka_unit_test(test_cycles),
 	};
 
 	return cmocka_run_group_tests_name("measure", tests, NULL, NULL);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "impl/memslots.h"
-#include "suites/memslots_oracle.h"
+#include "suites/memslots/oracle.h"
 
 static const enum memslots_update all_updates[] = {MEMSLOTS_HEAPSORT, MEMSLOTS_SWAP,
 						   MEMSLOTS_SHIFT};
@@ -24,9 +24,8 @@ static void test_init_refusals(void **state)
 	(void)state;
 	assert_int_equal(memslots_init(&s, 0, MEMSLOTS_BY_SIZE, MEMSLOTS_SHIFT, MEMSLOTS_LINEAR, 0),
 			 -EINVAL);
-	assert_int_equal(memslots_init(&s, 32765, MEMSLOTS_BY_GFN, MEMSLOTS_SHIFT,
-				       MEMSLOTS_LINEAR, 0),
-			 -EINVAL);
+	assert_int_equal(
+	    memslots_init(&s, 32765, MEMSLOTS_BY_GFN, MEMSLOTS_SHIFT, MEMSLOTS_LINEAR, 0), -EINVAL);
 	/* Binary search needs gfn order. */
 	assert_int_equal(memslots_init(&s, 8, MEMSLOTS_BY_SIZE, MEMSLOTS_SHIFT, MEMSLOTS_BINARY, 0),
 			 -EINVAL);
@@ -44,14 +43,14 @@ static void test_set_refusals_leave_state(void **state)
 	assert_int_equal(put(&s, 1, 100, 10, 0), 0);
 	assert_int_equal(put(&s, 2, 200, 10, 0), 0);
 	memcpy(before, s.slots, sizeof(before));
-	assert_int_equal(put(&s, 16, 300, 1, 0), -EINVAL);			/* id past the end */
+	assert_int_equal(put(&s, 16, 300, 1, 0), -EINVAL); /* id past the end */
 	assert_int_equal(put(&s, -1, 300, 1, 0), -EINVAL);
-	assert_int_equal(put(&s, 3, MEMSLOTS_GFN_LIMIT - 1, 2, 0), -EINVAL);	/* past 2^40 */
-	assert_int_equal(put(&s, 3, 1, UINT64_MAX, 0), -EINVAL);		/* wraps */
-	assert_int_equal(put(&s, 1, 100, 11, 0), -EINVAL);			/* resize */
-	assert_int_equal(put(&s, 3, 105, 10, 0), -EEXIST);			/* overlaps 1 */
-	assert_int_equal(put(&s, 2, 95, 10, 0), -EEXIST);			/* move onto 1 */
-	assert_int_equal(put(&s, 4, 0, 0, 0), -ENOENT);				/* delete empty */
+	assert_int_equal(put(&s, 3, MEMSLOTS_GFN_LIMIT - 1, 2, 0), -EINVAL); /* past 2^40 */
+	assert_int_equal(put(&s, 3, 1, UINT64_MAX, 0), -EINVAL);	     /* wraps */
+	assert_int_equal(put(&s, 1, 100, 11, 0), -EINVAL);		     /* resize */
+	assert_int_equal(put(&s, 3, 105, 10, 0), -EEXIST);		     /* overlaps 1 */
+	assert_int_equal(put(&s, 2, 95, 10, 0), -EEXIST);		     /* move onto 1 */
+	assert_int_equal(put(&s, 4, 0, 0, 0), -ENOENT);			     /* delete empty */
 	assert_memory_equal(before, s.slots, sizeof(before));
 	assert_int_equal(s.used, 2);
 	assert_int_equal(memslots_check(&s, why, sizeof(why)), 0);
@@ -69,8 +68,9 @@ static void test_strategies_match_oracle(void **state)
 			struct stats_rng rng;
 			char why[256];
 
-			assert_int_equal(memslots_init(&s, 125, order, all_updates[u],
-						       MEMSLOTS_LINEAR, true), 0);
+			assert_int_equal(
+			    memslots_init(&s, 125, order, all_updates[u], MEMSLOTS_LINEAR, true),
+			    0);
 			assert_int_equal(oracle_init(&o, 125), 0);
 			stats_rng_seed(&rng, 77);
 			for (int k = 0; k < 1500; k++) {
@@ -104,7 +104,8 @@ static void test_posted_v2_loses_flags(void **state)
 	for (int posted = 0; posted < 2; posted++) {
 		assert_int_equal(memslots_init(&s, 8, MEMSLOTS_BY_SIZE,
 					       posted ? MEMSLOTS_SHIFT_POSTED : MEMSLOTS_SHIFT,
-					       MEMSLOTS_LINEAR, false), 0);
+					       MEMSLOTS_LINEAR, false),
+				 0);
 		assert_int_equal(put(&s, 3, 64, 16, 0), 0);
 		assert_int_equal(put(&s, 3, 64, 16, 1), 0);
 		assert_int_equal(memslots_get(&s, 3)->flags, posted ? 0 : 1);
@@ -147,7 +148,7 @@ static void test_load(void **state)
 	(void)state;
 	assert_int_equal(memslots_init(&s, 8, MEMSLOTS_BY_GFN, MEMSLOTS_SHIFT, MEMSLOTS_BINARY, 0),
 			 0);
-	assert_int_equal(memslots_load(&s, two, 2), -EINVAL);	/* the same id twice */
+	assert_int_equal(memslots_load(&s, two, 2), -EINVAL); /* the same id twice */
 	two[1].id = 6;
 	assert_int_equal(memslots_load(&s, two, 2), 0);
 	assert_int_equal(memslots_check(&s, why, sizeof(why)), 0);
@@ -159,12 +160,12 @@ static void test_load(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_init_refusals),
-		cmocka_unit_test(test_set_refusals_leave_state),
-		cmocka_unit_test(test_strategies_match_oracle),
-		cmocka_unit_test(test_posted_v2_loses_flags),
-		cmocka_unit_test(test_check_sees_corruption),
-		cmocka_unit_test(test_load),
+	    cmocka_unit_test(test_init_refusals),
+	    cmocka_unit_test(test_set_refusals_leave_state),
+	    cmocka_unit_test(test_strategies_match_oracle),
+	    cmocka_unit_test(test_posted_v2_loses_flags),
+	    cmocka_unit_test(test_check_sees_corruption),
+	    cmocka_unit_test(test_load),
 	};
 
 	return cmocka_run_group_tests_name("memslots", tests, NULL, NULL);

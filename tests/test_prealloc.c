@@ -57,15 +57,18 @@ static void test_resident_both_methods(void **state)
 	(void)state;
 	for (int m = 0; m < 2; m++) {
 		size_t size = 128 * MIB;
-		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p =
+		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct prealloc_region r = {p, size, 4096, -1};
 		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
-					  .requested = 2, .cap = 32, .host_pus = 2};
+					  .requested = 2,
+					  .cap = 32,
+					  .host_pus = 2};
 		struct prealloc_report rep;
 		struct mg_err err;
 
 		assert_true(p != MAP_FAILED);
-		p[4096 * 5] = 42;	/* contents written before must survive */
+		p[4096 * 5] = 42; /* contents written before must survive */
 		assert_int_equal(prealloc_one(&r, &o, &rep, &err), 0);
 		assert_int_equal(prealloc_resident_pages(&r), size / 4096);
 		assert_int_equal(p[4096 * 5], 42);
@@ -106,7 +109,9 @@ static void test_running_out(void **state)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
 		struct prealloc_region r = {p, size, 2 * MIB, -1};
 		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
-					  .requested = 2, .cap = 32, .host_pus = 2};
+					  .requested = 2,
+					  .cap = 32,
+					  .host_pus = 2};
 		struct prealloc_report rep;
 		struct sigaction now;
 
@@ -140,7 +145,7 @@ static void test_restore_on_signal(void **state)
 		if (reserve_hugepages(2 * MIB, before + 8, &got, &err))
 			_exit(3);
 		raise(SIGTERM);
-		_exit(4);	/* not reached: SIGTERM ends the process after the restore */
+		_exit(4); /* not reached: SIGTERM ends the process after the restore */
 	}
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -151,11 +156,9 @@ static void test_restore_on_signal(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_thread_rule),
-		cmocka_unit_test(test_plan_many),
-		cmocka_unit_test(test_resident_both_methods),
-		cmocka_unit_test(test_running_out),
-		cmocka_unit_test(test_restore_on_signal),
+	    cmocka_unit_test(test_thread_rule),		  cmocka_unit_test(test_plan_many),
+	    cmocka_unit_test(test_resident_both_methods), cmocka_unit_test(test_running_out),
+	    cmocka_unit_test(test_restore_on_signal),
 	};
 
 	return cmocka_run_group_tests_name("prealloc", tests, NULL, NULL);

@@ -12,9 +12,9 @@
 #define POISON 0x6b
 
 struct obj {
-	struct rcu_head head;	/* first: callbacks get the object back */
+	struct rcu_head head; /* first: callbacks get the object back */
 	unsigned int magic;
-	unsigned long id;	/* unique: a freed and reused object has another */
+	unsigned long id; /* unique: a freed and reused object has another */
 	unsigned long payload[6];
 };
 
@@ -46,7 +46,7 @@ static void *reader_main(void *arg)
 		unsigned long id;
 
 		rcu_read_lock();
-		rcu_read_lock();	/* nesting is allowed */
+		rcu_read_lock(); /* nesting is allowed */
 		o = rcu_dereference(shared);
 		id = o ? __atomic_load_n(&o->id, __ATOMIC_RELAXED) : 0;
 		/* Now and then get preempted inside the section, as readers are: a broken grace
@@ -224,7 +224,7 @@ static void test_batching_rule(void **state)
 	(void)state;
 	assert_int_equal(rcu_start(RCU_TRIM_NONE, NULL), 0);
 	enqueue(RCU_CALL_MIN_SIZE);
-	drain_call_rcu();	/* its own callback joins a batch too */
+	drain_call_rcu(); /* its own callback joins a batch too */
 	rcu_get_stats(&st);
 	assert_int_equal(st.callbacks, RCU_CALL_MIN_SIZE + 1);
 	assert_int_equal(st.batches, 1);
@@ -264,11 +264,11 @@ static void test_trim_policies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_readers_never_see_freed),
-		cmocka_unit_test(test_synchronize_waits),
-		cmocka_unit_test(test_callbacks_once_and_drain),
-		cmocka_unit_test(test_batching_rule),
-		cmocka_unit_test(test_trim_policies),
+	    cmocka_unit_test(test_readers_never_see_freed),
+	    cmocka_unit_test(test_synchronize_waits),
+	    cmocka_unit_test(test_callbacks_once_and_drain),
+	    cmocka_unit_test(test_batching_rule),
+	    cmocka_unit_test(test_trim_policies),
 	};
 
 	return cmocka_run_group_tests_name("rcu", tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* test_runner.c - isolation, outcomes and reports, on a suite of cases that misbehave on purpose. */
+/* test_runner.c - isolation, outcomes and reports, on a suite of cases that misbehave on purpose.
+ */
 #include "tests/testutil.h"
 
 #include <errno.h>
@@ -11,7 +12,8 @@
 #include <unistd.h>
 
 #include "reports/report.h"
-#include "suites/runner.h"
+#include "harness/runner.h"
+#include "util/util.h"
 
 enum { M_VALUE };
 static const struct metric_def metrics[] = {{"value", "ms", LOWER_IS_BETTER}};
@@ -43,7 +45,7 @@ static void run_hang(struct case_ctx *ctx)
 {
 	(void)ctx;
 	for (;;)
-		pause();	/* a hung case: only the runner's timeout ends it */
+		pause(); /* a hung case: only the runner's timeout ends it */
 }
 
 static void run_skip(struct case_ctx *ctx)
@@ -54,7 +56,8 @@ static void run_skip(struct case_ctx *ctx)
 static void run_noisy(struct case_ctx *ctx)
 {
 	/* Control characters, an escape sequence, invalid UTF-8 and a lone surrogate. */
-	fprintf(stderr, "bell\a nul-free \x01\x02 esc \x1b[31mred\x1b[0m bad \xff\xfe \xed\xa0\x80 ok\n");
+	fprintf(stderr,
+		"bell\a nul-free \x01\x02 esc \x1b[31mred\x1b[0m bad \xff\xfe \xed\xa0\x80 ok\n");
 	case_log(ctx, "log with \x07 and \xc3\x28 inside");
 	case_fail(ctx, "message with \x0b vertical tab and \xff byte");
 }
@@ -82,24 +85,41 @@ static void run_param(struct case_ctx *ctx)
 }
 
 static const struct case_def cases[] = {
-	{.name = "pass", .group = "basic", .kind = CASE_PERF, .metrics = metrics, .n_metrics = 1,
-	 .doc = "passes", .run = run_pass},
-	{.name = "fail", .group = "basic", .kind = CASE_CHECK, .doc = "fails", .run = run_fail},
-	{.name = "crash", .group = "iso", .kind = CASE_PERF, .metrics = metrics, .n_metrics = 1,
-	 .doc = "segfaults", .run = run_crash},
-	{.name = "hang", .group = "iso", .kind = CASE_CHECK, .doc = "hangs", .run = run_hang},
-	{.name = "skip", .group = "basic", .kind = CASE_CHECK, .doc = "skips", .run = run_skip},
-	{.name = "noisy", .group = "text", .kind = CASE_CHECK, .doc = "bad bytes", .run = run_noisy},
-	{.name = "exit", .group = "iso", .kind = CASE_CHECK, .doc = "exits", .run = run_exit},
-	{.name = "kvm", .group = "basic", .kind = CASE_CHECK, .needs = NEEDS_KVM, .doc = "kvm",
-	 .run = run_pass},
-	{.name = "param", .group = "basic", .kind = CASE_CHECK, .doc = "matrix",
-	 .expand = expand_three, .run = run_param},
+    {.name = "pass",
+     .group = "basic",
+     .kind = CASE_PERF,
+     .metrics = metrics,
+     .n_metrics = 1,
+     .doc = "passes",
+     .run = run_pass},
+    {.name = "fail", .group = "basic", .kind = CASE_CHECK, .doc = "fails", .run = run_fail},
+    {.name = "crash",
+     .group = "iso",
+     .kind = CASE_PERF,
+     .metrics = metrics,
+     .n_metrics = 1,
+     .doc = "segfaults",
+     .run = run_crash},
+    {.name = "hang", .group = "iso", .kind = CASE_CHECK, .doc = "hangs", .run = run_hang},
+    {.name = "skip", .group = "basic", .kind = CASE_CHECK, .doc = "skips", .run = run_skip},
+    {.name = "noisy", .group = "text", .kind = CASE_CHECK, .doc = "bad bytes", .run = run_noisy},
+    {.name = "exit", .group = "iso", .kind = CASE_CHECK, .doc = "exits", .run = run_exit},
+    {.name = "kvm",
+     .group = "basic",
+     .kind = CASE_CHECK,
+     .needs = NEEDS_KVM,
+     .doc = "kvm",
+     .run = run_pass},
+    {.name = "param",
+     .group = "basic",
+     .kind = CASE_CHECK,
+     .doc = "matrix",
+     .expand = expand_three,
+     .run = run_param},
 };
 
-static const struct suite_def selftest = {.name = "selftest", .doc = "misbehaving cases",
-					  .cases = cases,
-					  .n_cases = sizeof(cases) / sizeof(cases[0])};
+static const struct suite_def selftest = {
+    .name = "selftest", .doc = "misbehaving cases", .cases = cases, .n_cases = ARRAY_SIZE(cases)};
 static const struct suite_def *const suites[] = {&selftest};
 
 /* One run shared by the tests: forking the whole table once keeps the program quick. */
@@ -116,7 +136,7 @@ static int setup(void **state)
 	(void)state;
 	if (hw_detect(&hw, "synthetic:pack:1 core:1 pu:1", &err))
 		return -1;
-	hw.kvm = HW_PROBE_NO;	/* the kvm case must skip whatever this host has */
+	hw.kvm = HW_PROBE_NO; /* the kvm case must skip whatever this host has */
 	snprintf(hw.kvm_detail, sizeof(hw.kvm_detail), "no /dev/kvm (test)");
 	if (runner_expand(suites, 1, &hw, &opts, NULL, &insts, &n_insts, &err) || n_insts > 16)
 		return -1;
@@ -127,7 +147,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < n_insts; i++)
-		runner_result_release(&results[i]);
+		case_result_release(&results[i]);
 	free(insts);
 	hw_release(&hw);
 	return 0;
@@ -145,7 +165,7 @@ static const struct case_result *result_of(const char *name)
 static void test_outcomes(void **state)
 {
 	(void)state;
-	assert_int_equal(n_insts, 11);	/* 8 plain cases + 3 from the matrix */
+	assert_int_equal(n_insts, 11); /* 8 plain cases + 3 from the matrix */
 	assert_int_equal(result_of("pass")->outcome, OUTCOME_PASS);
 	assert_int_equal(result_of("fail")->outcome, OUTCOME_FAIL);
 	assert_string_equal(result_of("fail")->message,
@@ -232,7 +252,7 @@ static void test_filters(void **state)
 
 	(void)state;
 	assert_int_equal(runner_expand(suites, 1, &hw, NULL, &by_glob, &sel, &n, &err), 0);
-	assert_int_equal(n, 4);	/* pass and param[n=1..3] */
+	assert_int_equal(n, 4); /* pass and param[n=1..3] */
 	free(sel);
 	assert_int_equal(runner_expand(suites, 1, &hw, NULL, &by_suite, &sel, &n, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "nosuch"));
@@ -404,7 +424,8 @@ static void test_json_report(void **state)
 	assert_non_null(root);
 	arr = json_object_get(root, "cases");
 	assert_int_equal(json_array_size(arr), 11);
-	json_array_foreach(arr, i, c) {
+	json_array_foreach(arr, i, c)
+	{
 		if (strcmp(json_string_value(json_object_get(c, "name")), "crash"))
 			continue;
 		assert_string_equal(json_string_value(json_object_get(c, "outcome")), "ERROR");
@@ -418,16 +439,11 @@ static void test_json_report(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_outcomes),
-		cmocka_unit_test(test_pass_figures),
-		cmocka_unit_test(test_crash_isolated),
-		cmocka_unit_test(test_timeout_and_exit),
-		cmocka_unit_test(test_bad_events),
-		cmocka_unit_test(test_filters),
-		cmocka_unit_test(test_junit_jenkins),
-		cmocka_unit_test(test_junit_ant),
-		cmocka_unit_test(test_time_format),
-		cmocka_unit_test(test_json_report),
+	    cmocka_unit_test(test_outcomes),	   cmocka_unit_test(test_pass_figures),
+	    cmocka_unit_test(test_crash_isolated), cmocka_unit_test(test_timeout_and_exit),
+	    cmocka_unit_test(test_bad_events),	   cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_junit_jenkins),  cmocka_unit_test(test_junit_ant),
+	    cmocka_unit_test(test_time_format),	   cmocka_unit_test(test_json_report),
 	};
 
 	return cmocka_run_group_tests_name("runner", tests, setup, teardown);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "suites/stats.h"
+#include "util/stats.h"
 
 static void test_median_mad(void **state)
 {
@@ -173,7 +173,8 @@ static void test_bootstrap_coverage(void **state)
 
 		for (int i = 0; i < 41; i++)
 			x[i] = stats_rng_unit(&rng);
-		assert_int_equal(stats_bootstrap_median_ci(x, 41, 400, 0.95, (uint64_t)t, &lo, &hi), 0);
+		assert_int_equal(stats_bootstrap_median_ci(x, 41, 400, 0.95, (uint64_t)t, &lo, &hi),
+				 0);
 		covered += lo <= 0.5 && 0.5 <= hi;
 	}
 	printf("# bootstrap coverage %d/200\n", covered);
@@ -217,16 +218,16 @@ static void test_rng_uniform(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_median_mad),
-		cmocka_unit_test(test_quantile_type7),
-		cmocka_unit_test(test_summary),
-		cmocka_unit_test(test_mwu_no_ties),
-		cmocka_unit_test(test_mwu_ties),
-		cmocka_unit_test(test_mwu_all_tied),
-		cmocka_unit_test(test_bootstrap_degenerate_and_seeded),
-		cmocka_unit_test(test_bootstrap_coverage),
-		cmocka_unit_test(test_bootstrap_ratio),
-		cmocka_unit_test(test_rng_uniform),
+	    cmocka_unit_test(test_median_mad),
+	    cmocka_unit_test(test_quantile_type7),
+	    cmocka_unit_test(test_summary),
+	    cmocka_unit_test(test_mwu_no_ties),
+	    cmocka_unit_test(test_mwu_ties),
+	    cmocka_unit_test(test_mwu_all_tied),
+	    cmocka_unit_test(test_bootstrap_degenerate_and_seeded),
+	    cmocka_unit_test(test_bootstrap_coverage),
+	    cmocka_unit_test(test_bootstrap_ratio),
+	    cmocka_unit_test(test_rng_uniform),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);

@@ -22,8 +22,12 @@ static void test_xml_clean(void **state)
 	(void)state;
 	check_clean("plain text\n\ttab\r", 16, "plain text\n\ttab\r");
 	/* é (2 bytes), € (3), 𝄞 (4) are valid and stay. */
-	check_clean("\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E", 9, "\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E");
-	check_clean("a\x01" "b\x1b" "c", 5, "a" FFFD "b" FFFD "c");
+	check_clean("\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E", 9,
+		    "\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E");
+	check_clean("a\x01"
+		    "b\x1b"
+		    "c",
+		    5, "a" FFFD "b" FFFD "c");
 	check_clean("nul\0byte", 8, "nul" FFFD "byte");
 	/* A stray continuation byte, a truncated sequence, an overlong '/', a surrogate. */
 	check_clean("x\x80y", 3, "x" FFFD "y");
@@ -81,11 +85,9 @@ static void test_glob(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_xml_clean),
-		cmocka_unit_test(test_utf8_clean_keeps_controls),
-		cmocka_unit_test(test_meminfo),
-		cmocka_unit_test(test_read_u64),
-		cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_xml_clean), cmocka_unit_test(test_utf8_clean_keeps_controls),
+	    cmocka_unit_test(test_meminfo),   cmocka_unit_test(test_read_u64),
+	    cmocka_unit_test(test_glob),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

@@ -1,0 +1,58 @@
+/* case.c - the case model's small helpers: parameter sets, names, outcome names. */
+#include "harness/case.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/util.h"
+
+void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->n == CASE_MAX_PARAMS)
+		return;
+	snprintf(p->p[p->n].name, sizeof(p->p[p->n].name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(p->p[p->n].value, sizeof(p->p[p->n].value), fmt, ap);
+	va_end(ap);
+	p->n++;
+}
+
+const char *case_params_get(const struct case_params *p, const char *name)
+{
+	for (unsigned int i = 0; i < p->n; i++)
+		if (!strcmp(p->p[i].name, name))
+			return p->p[i].value;
+	return NULL;
+}
+
+char *case_full_name(const struct case_inst *inst, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.%s.%s", inst->suite->name, inst->def->group, inst->name);
+	return buf;
+}
+
+const char *case_outcome_name(enum case_outcome o)
+{
+	static const char *const names[] = {"PASS", "SKIP", "FAIL", "ERROR"};
+
+	return (size_t)o < ARRAY_SIZE(names) ? names[o] : "?";
+}
+
+uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o)
+{
+	const uint64_t mib = 1ULL << 20, gib = 1ULL << 30;
+	uint64_t size = o->size_bytes;
+
+	if (!size) {
+		/* min(4 GiB, a quarter of what is available): the run must not push the host
+		 * into reclaim, and 4 GiB is what QEMU's published figures use. */
+		size = o->quick ? gib : 4 * gib;
+		if (hw->meminfo_available_kib && size > hw->meminfo_available_kib * 1024 / 4)
+			size = hw->meminfo_available_kib * 1024 / 4;
+	}
+	/* Whole 1 GiB pages when it is that large, whole 2 MiB pages otherwise. */
+	return size >= gib ? size & ~(gib - 1) : size & ~(2 * mib - 1);
+}

@@ -1,0 +1,190 @@
+/* lookup.c - memslots perf cases: cycles per gfn lookup, linear and binary, hit and miss. */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/sampling.h"
+#include "hw/tsc.h"
+#include "suites/memslots/memslots.h"
+#include "util/util.h"
+
+/* 117 slots: where the published comparison was made (binary 180, linear 460 cycles). */
+static const unsigned int lookup_capacities[] = {117, 509, 4096, 32764};
+
+/*
+ * One case per capacity times the implementation under test and both references, batch
+ * after batch in the same process: the vCPUs' speed drifts by tens of percent between
+ * runs here, and only interleaving keeps the comparison fair. Metric MODE.DIST.
+ */
+
+const struct metric_def ms_lookup_metrics[L_MODES * D_DISTS] = {
+    {"impl.hit_uniform", "cycles", LOWER_IS_BETTER},
+    {"impl.hit_skewed", "cycles", LOWER_IS_BETTER},
+    {"impl.miss", "cycles", LOWER_IS_BETTER},
+    {"linear.hit_uniform", "cycles", LOWER_IS_BETTER},
+    {"linear.hit_skewed", "cycles", LOWER_IS_BETTER},
+    {"linear.miss", "cycles", LOWER_IS_BETTER},
+    {"binary.hit_uniform", "cycles", LOWER_IS_BETTER},
+    {"binary.hit_skewed", "cycles", LOWER_IS_BETTER},
+    {"binary.miss", "cycles", LOWER_IS_BETTER},
+};
+
+/* A booting guest hits its RAM and a few ROM and MMIO slots: 90% of hits on 3 slots. */
+#define HOT_SLOTS 3
+#define HOT_SHARE 90
+
+unsigned int ms_expand_lookup(const struct hw_info *hw, const struct run_opts *opts,
+			      struct case_params *out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	(void)hw;
+	for (size_t i = 0; i < ARRAY_SIZE(lookup_capacities) && n < max; i++, n++) {
+		case_params_add(&out[n], "capacity", "%u", lookup_capacities[i]);
+		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.lookup"));
+	}
+	return n;
+}
+
+struct lookup_set {
+	struct memslots s;
+	struct memslot *slots; /* what was loaded, to draw probes from */
+	struct stats_rng rng;
+	uint64_t probes[D_DISTS][LOOKUP_BATCH];
+};
+
+/*
+ * Fresh probes for every sample: the same 1024 gfns batch after batch would let the branch
+ * predictor learn the binary search's path, which no guest's accesses allow.
+ */
+static void lookup_probes(struct lookup_set *ls)
+{
+	unsigned int cap = ls->s.capacity;
+
+	for (unsigned int k = 0; k < LOOKUP_BATCH; k++) {
+		const struct memslot *u = &ls->slots[stats_rng_below(&ls->rng, cap)];
+		const struct memslot *h =
+		    stats_rng_below(&ls->rng, 100) < HOT_SHARE
+			? &ls->slots[stats_rng_below(&ls->rng, HOT_SLOTS) * (cap / HOT_SLOTS)]
+			: u;
+
+		ls->probes[D_HIT_UNIFORM][k] = u->base_gfn + stats_rng_below(&ls->rng, u->npages);
+		ls->probes[D_HIT_SKEWED][k] = h->base_gfn + stats_rng_below(&ls->rng, h->npages);
+		/* The first free gfn after a slot: always in a gap. */
+		ls->probes[D_MISS][k] = u->base_gfn + u->npages;
+	}
+}
+
+/* @cap slots in gfn order, 1-512 pages each, 1-64 free gfns between. */
+static int lookup_setup(struct lookup_set *ls, unsigned int cap, uint64_t seed)
+{
+	uint64_t gfn = 0;
+	int ret;
+
+	ls->slots = malloc(cap * sizeof(*ls->slots));
+	if (!ls->slots)
+		return -ENOMEM;
+	ret = memslots_init(&ls->s, cap, MEMSLOTS_BY_GFN, MEMSLOTS_SHIFT, MEMSLOTS_LINEAR, false);
+	stats_rng_seed(&ls->rng, seed);
+	for (unsigned int i = 0; i < cap; i++) {
+		ls->slots[i] = (struct memslot){.id = (int32_t)i,
+						.base_gfn = gfn,
+						.npages = 1 + stats_rng_below(&ls->rng, 512)};
+		gfn += ls->slots[i].npages + 1 + stats_rng_below(&ls->rng, 64);
+	}
+	return ret ? ret : memslots_load(&ls->s, ls->slots, cap);
+}
+
+/* Point the one set at a lookup mode: "linear", "binary", either with "+cache". */
+static int lookup_mode(struct memslots *s, const char *mode)
+{
+	if (memslots_lookup_parse(mode, &s->lookup, &s->cache))
+		return -EINVAL;
+	s->last_used = -1;
+	return 0;
+}
+
+/* Written after each batch so that the lookups cannot be optimised away. */
+static volatile int lookup_sink;
+
+static double time_batch(struct memslots *s, const uint64_t *probes, struct measure_span *span)
+{
+	uint64_t t0;
+	int acc = 0;
+
+	measure_span_begin(span);
+	t0 = tsc_begin();
+	for (unsigned int k = 0; k < LOOKUP_BATCH; k++)
+		acc += memslots_find(s, probes[k]);
+	t0 = tsc_end() - t0;
+	measure_span_end(span);
+	lookup_sink = acc;
+	return (double)t0 / LOOKUP_BATCH;
+}
+
+struct lookup_case {
+	struct case_ctx *ctx;
+	struct lookup_set *ls;
+	const char *modes[L_MODES];
+};
+
+/* Fresh probes for the round: every mode looks up the same gfns. */
+static int lookup_round(void *arg, unsigned int round)
+{
+	(void)round;
+	lookup_probes(((struct lookup_case *)arg)->ls);
+	return 0;
+}
+
+/* One sample of lookup mode @mode: a timed batch of each distribution. */
+static int lookup_sample(void *arg, unsigned int mode, unsigned int round, bool measured)
+{
+	struct lookup_case *lc = arg;
+
+	(void)round;
+	if (lookup_mode(&lc->ls->s, lc->modes[mode])) {
+		case_error(lc->ctx, "no lookup mode named \"%s\"", lc->modes[mode]);
+		return -EINVAL;
+	}
+	for (unsigned int d = 0; d < D_DISTS; d++) {
+		struct measure_span span;
+		double c = time_batch(&lc->ls->s, lc->ls->probes[d], &span);
+
+		if (measured)
+			case_sample(lc->ctx, mode * D_DISTS + d, c, &span);
+	}
+	return 0;
+}
+
+void ms_perf_lookup(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	struct lookup_case lc = {.ctx = ctx,
+				 .ls = calloc(1, sizeof(*lc.ls)),
+				 .modes = {case_param(ctx, "impl"), "linear", "binary"}};
+	/* The modes in turn, the first one rotating, so none always runs right after a new
+	 * probe set. */
+	struct case_arms arms = {.n = L_MODES,
+				 .warmup = o->warmup,
+				 .samples = o->samples,
+				 .round_begin = lookup_round,
+				 .sample = lookup_sample,
+				 .arg = &lc};
+
+	if (!lc.ls || lookup_setup(lc.ls, ms_param_uint(ctx, "capacity"), o->seed)) {
+		case_error(ctx, "cannot build a set of %u slots", ms_param_uint(ctx, "capacity"));
+	} else {
+		for (unsigned int m = 0; m < L_MODES * D_DISTS; m++)
+			case_counter(ctx, m, "tsc");
+		case_interleave(&arms);
+	}
+	if (lc.ls) {
+		memslots_release(&lc.ls->s);
+		free(lc.ls->slots);
+	}
+	free(lc.ls);
+}

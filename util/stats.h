@@ -1,0 +1,82 @@
+/* stats.h - robust summaries, bootstrap intervals and the Mann-Whitney U test for samples. */
+#ifndef MG_UTIL_STATS_H
+#define MG_UTIL_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* xoshiro256** state: small, fast, and the same stream on every host for a given seed. */
+struct stats_rng {
+	uint64_t s[4];
+};
+
+/** stats_rng_seed() - seed @rng from @seed (expanded with splitmix64, so 0 is fine). */
+void stats_rng_seed(struct stats_rng *rng, uint64_t seed);
+
+/** stats_rng_next() - the next 64 random bits. */
+uint64_t stats_rng_next(struct stats_rng *rng);
+
+/** stats_rng_below() - a uniform integer in [0, @bound), @bound > 0, without modulo bias. */
+uint64_t stats_rng_below(struct stats_rng *rng, uint64_t bound);
+
+/** stats_rng_unit() - a uniform double in [0, 1). */
+double stats_rng_unit(struct stats_rng *rng);
+
+/**
+ * stats_quantile_sorted() - the @q quantile (0..1) of ascending @x by linear interpolation
+ * between order statistics (Hyndman and Fan type 7, R's default). @n must be > 0.
+ */
+double stats_quantile_sorted(const double *x, size_t n, double q);
+
+/** stats_median() - median of @x (not modified). Returns NAN when @n is 0 or out of memory. */
+double stats_median(const double *x, size_t n);
+
+/** stats_mad() - median absolute deviation from the median, unscaled. NAN when @n is 0. */
+double stats_mad(const double *x, size_t n);
+
+struct stats_summary {
+	size_t n;
+	double min, max;
+	double mean, sd; /* sd with the n - 1 denominator; 0 when n < 2 */
+	double median, mad;
+	double ci_lo, ci_hi; /* bootstrap 95% interval of the median */
+};
+
+/**
+ * stats_summarise() - everything above for @x, the interval from @resamples bootstrap
+ * resamples drawn with @seed. Returns 0, -EINVAL when @n is 0, -ENOMEM.
+ */
+int stats_summarise(const double *x, size_t n, unsigned int resamples, uint64_t seed,
+		    struct stats_summary *out);
+
+/**
+ * stats_bootstrap_median_ci() - percentile bootstrap interval at level @conf (0.95) of the
+ * median of @x. Returns 0, -EINVAL or -ENOMEM.
+ */
+int stats_bootstrap_median_ci(const double *x, size_t n, unsigned int resamples, double conf,
+			      uint64_t seed, double *lo, double *hi);
+
+/**
+ * stats_bootstrap_ratio_ci() - percentile bootstrap interval of median(@x) / median(@y),
+ * resampling both independently. Returns 0, -EINVAL (empty input, a zero median in a
+ * resample) or -ENOMEM.
+ */
+int stats_bootstrap_ratio_ci(const double *x, size_t nx, const double *y, size_t ny,
+			     unsigned int resamples, double conf, uint64_t seed, double *lo,
+			     double *hi);
+
+struct stats_mwu {
+	double u;   /* U of the first sample: pairs (x, y) with x > y, ties counting 1/2 */
+	double z;   /* normal approximation with tie and continuity correction */
+	double p;   /* two-sided p-value; 1 when every value ties */
+	double a12; /* Vargha-Delaney A: U / (nx * ny), 0.5 means no effect */
+};
+
+/**
+ * stats_mann_whitney() - two-sided Mann-Whitney U test of @x against @y, as R's
+ * wilcox.test(x, y, exact = FALSE, correct = TRUE). Returns 0, -EINVAL, -ENOMEM.
+ */
+int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+		       struct stats_mwu *out);
+
+#endif
