@@ -1,7 +1,7 @@
 # memgate - plain Makefile. `make` builds build/memgate, `make check` runs the tests,
 # `make run` runs the main job. WERROR=1 (as CI sets it) turns warnings into errors.
 
-PKGS      := hwloc libcpuid libxml-2.0 jansson
+PKGS      := hwloc libcpuid libxml-2.0 jansson libconfig
 TEST_PKGS := cmocka
 
 CC       ?= gcc
@@ -45,6 +45,10 @@ $(B)/%.o: %.c
 $(B)/libmemgate.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
+# The commit the binary comes from, for every results file: `git describe`, or "unknown".
+COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(B)/cli/memgate.o: CFLAGS += -DMEMGATE_COMMIT='"$(COMMIT)"'
+
 $(B)/memgate: $(B)/cli/memgate.o $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -87,5 +91,8 @@ lint: deps
 
 clean:
 	rm -rf $(B)
+
+# The assembler reads the rules into the binary (.incbin): rebuild when they change.
+$(B)/harness/rules_embedded.o: ci/rules.conf
 
 -include $(LIB_OBJS:.o=.d) $(B)/cli/memgate.d $(TESTS:%=%.d)

@@ -4,12 +4,13 @@
 # usage: ci/install-deps.sh [--quiet]   (--quiet: print nothing when all is present)
 set -eu
 
-# build: compiler, make, pkg-config and the libraries' -dev packages;
+# build: compiler, make, pkg-config and the libraries' -dev packages (libconfig reads the
+# rules file);
 # tests: cmocka, xmllint (schema validation of the JUnit output), jemalloc (the rcu suite
 # must SKIP its trim cases when malloc is not the C library's: tested with it preloaded).
 # lint: clang-format, clang-tidy and cppcheck (make lint).
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
-libcmocka-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck"
+libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck"
 
 quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1

@@ -56,3 +56,30 @@ uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o)
 	/* Whole 1 GiB pages when it is that large, whole 2 MiB pages otherwise. */
 	return size >= gib ? size & ~(gib - 1) : size & ~(2 * mib - 1);
 }
+
+char *case_key(const char *full_name, char *buf, size_t len)
+{
+	const char *p = strstr(full_name, "impl=");
+	size_t used;
+
+	/* Only a parameter: after '[' or ','. */
+	while (p && p > full_name && p[-1] != '[' && p[-1] != ',')
+		p = strstr(p + 1, "impl=");
+	if (!p) {
+		snprintf(buf, len, "%s", full_name);
+		return buf;
+	}
+	used = (size_t)snprintf(buf, len, "%.*s", (int)(p - full_name), full_name);
+	p += strcspn(p, ",]");
+	if (*p == ',')
+		p++;
+	else if (used && used < len && buf[used - 1] == ',')
+		buf[--used] = '\0'; /* the last parameter: drop the comma before it */
+	if (used < len)
+		snprintf(buf + used, len - used, "%s", p);
+	/* "name[]" when impl was the only parameter: no brackets at all. */
+	used = strlen(buf);
+	if (used >= 2 && !strcmp(buf + used - 2, "[]"))
+		buf[used - 2] = '\0';
+	return buf;
+}

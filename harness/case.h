@@ -58,7 +58,6 @@ struct case_params {
 
 struct case_ctx;
 struct case_result;
-struct gate_def;
 struct run_opts;
 
 struct case_def {
@@ -84,8 +83,6 @@ struct suite_def {
 	const char *doc;
 	const struct case_def *cases;
 	unsigned int n_cases;
-	const struct gate_def *gates; /* verdicts across its perf cases, in one run */
-	unsigned int n_gates;
 	/* A table of the suite's figures for the console and the report (NULL: none); returns
 	 * a new string or NULL. */
 	char *(*summary)(const struct case_result *results, size_t n);
@@ -168,6 +165,13 @@ void case_error(struct case_ctx *ctx, const char *fmt, ...) __attribute__((forma
 
 /** case_outcome_name() - "PASS", "SKIP", "FAIL", "ERROR". */
 const char *case_outcome_name(enum case_outcome o);
+
+/**
+ * case_key() - the identity of a case across builds and runs: its full name without the
+ * `impl` parameter, which names the implementation under test and so differs between the
+ * two sides of an A/B, or between a run and its baselines, by design. Returns @buf.
+ */
+char *case_key(const char *full_name, char *buf, size_t len);
 
 /** case_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
 char *case_full_name(const struct case_inst *inst, char *buf, size_t len);

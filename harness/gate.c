@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/rules.h"
 #include "util/text.h"
 
 #define GATE_RESAMPLES 4000
@@ -230,15 +231,23 @@ static int evaluate_one(const struct suite_def *s, const struct gate_def *g,
 	return 0;
 }
 
-int gates_evaluate(const struct suite_def *const *suites, size_t n_suites,
-		   const struct case_result *results, size_t n, const struct run_opts *opts,
-		   struct gate_results *out)
+/* The suite named @name among @suites, or NULL. */
+static const struct suite_def *suite_named(const struct suite_def *const *suites, size_t n,
+					   const char *name)
 {
-	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(suites[i]->name, name))
+			return suites[i];
+	return NULL;
+}
+
+int gates_evaluate(const struct rules *rules, const struct suite_def *const *suites,
+		   size_t n_suites, const struct case_result *results, size_t n,
+		   const struct run_opts *opts, struct gate_results *out)
+{
+	size_t total = rules->n_gates;
 
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < n_suites; i++)
-		total += suites[i]->n_gates;
 	out->defs = calloc(total ? total : 1, sizeof(*out->defs));
 	out->insts = calloc(total ? total : 1, sizeof(*out->insts));
 	out->results = calloc(total ? total : 1, sizeof(*out->results));
@@ -247,9 +256,12 @@ int gates_evaluate(const struct suite_def *const *suites, size_t n_suites,
 		gates_release(out);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n_suites; i++)
-		for (unsigned int j = 0; j < suites[i]->n_gates; j++)
-			evaluate_one(suites[i], &suites[i]->gates[j], results, n, opts, out);
+	for (size_t i = 0; i < rules->n_gates; i++) {
+		const struct suite_def *s = suite_named(suites, n_suites, rules->gates[i].suite);
+
+		if (s)
+			evaluate_one(s, &rules->gates[i].def, results, n, opts, out);
+	}
 	return 0;
 }
 

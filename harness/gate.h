@@ -54,15 +54,18 @@ struct gate_results {
 	size_t n_involved;
 };
 
+struct rules;
+
 /**
- * gates_evaluate() - judge the gates of @suites on the @n @results of one run. A gate whose
+ * gates_evaluate() - judge the gates of @rules on the @n @results of one run; @suites gives
+ * the suite_def of each gate's suite (a gate of a suite not among them is left out). A gate whose
  * cases were not run (filtered out) is left out; one whose cases were skipped or broke is
  * SKIP or ERROR. INCONCLUSIVE verdicts are FAIL results whose message says so.
  * Returns 0 with @out filled (release it), or -ENOMEM.
  */
-int gates_evaluate(const struct suite_def *const *suites, size_t n_suites,
-		   const struct case_result *results, size_t n, const struct run_opts *opts,
-		   struct gate_results *out);
+int gates_evaluate(const struct rules *rules, const struct suite_def *const *suites,
+		   size_t n_suites, const struct case_result *results, size_t n,
+		   const struct run_opts *opts, struct gate_results *out);
 
 /** gates_release() - free what gates_evaluate() made. */
 void gates_release(struct gate_results *g);

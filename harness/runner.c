@@ -59,10 +59,25 @@ static int check_suite_names(const struct suite_def *const *suites, size_t n_sui
 	return 0;
 }
 
-/* Append the instances of one case definition that pass the glob. */
+/* Does the instance named @full pass @f: its glob, its exact names, its kind? */
+static bool passes(const struct runner_filter *f, const struct case_def *d, const char *full)
+{
+	bool named = !f || !f->n_names;
+
+	for (size_t i = 0; !named && i < f->n_names; i++)
+		named = !strcmp(f->names[i], full);
+	if (!named)
+		return false;
+	if (f && f->glob && !text_glob(f->glob, full))
+		return false;
+	return !f || !f->kinds || (f->kinds & (1u << d->kind));
+}
+
+/* Append the instances of one case definition that pass @f. */
 static int expand_case(const struct suite_def *s, const struct case_def *d,
-		       const struct hw_info *hw, const struct run_opts *opts, const char *glob,
-		       struct case_inst **arr, size_t *n, size_t *cap)
+		       const struct hw_info *hw, const struct run_opts *opts,
+		       const struct runner_filter *f, struct case_inst **arr, size_t *n,
+		       size_t *cap)
 {
 	struct case_params sets[CASE_MAX_INSTANCES];
 	unsigned int k = 1;
@@ -75,7 +90,7 @@ static int expand_case(const struct suite_def *s, const struct case_def *d,
 		char full[256];
 
 		inst_name(&inst);
-		if (glob && !text_glob(glob, case_full_name(&inst, full, sizeof(full))))
+		if (!passes(f, d, case_full_name(&inst, full, sizeof(full))))
 			continue;
 		if (*n == *cap) {
 			struct case_inst *grown;
@@ -103,8 +118,8 @@ int runner_expand(const struct suite_def *const *suites, size_t n_suites, const 
 		if (!suite_selected(suites[i], filter))
 			continue;
 		for (unsigned int j = 0; !ret && j < suites[i]->n_cases; j++)
-			ret = expand_case(suites[i], &suites[i]->cases[j], hw, opts,
-					  filter ? filter->glob : NULL, &arr, &n, &cap);
+			ret = expand_case(suites[i], &suites[i]->cases[j], hw, opts, filter, &arr,
+					  &n, &cap);
 	}
 	if (ret) {
 		free(arr);

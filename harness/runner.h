@@ -8,11 +8,15 @@
 #include "harness/result.h"
 #include "util/err.h"
 
-/* Which cases to run: suite names (all when n_suites is 0) and a glob on "suite.group.name[..]". */
+/* Which cases to run: suite names (all when n_suites is 0), a glob on "suite.group.name[..]",
+ * exact names (any when n_names is 0), kinds (bits 1 << enum case_kind; 0: all). */
 struct runner_filter {
 	const char *const *suites;
 	size_t n_suites;
 	const char *glob;
+	const char *const *names;
+	size_t n_names;
+	unsigned int kinds;
 };
 
 /**

@@ -95,17 +95,17 @@ void hw_fingerprint(struct hw_info *hw)
 	hwloc_obj_t root = hwloc_get_root_obj(hw->topo);
 	const char *arch = hwloc_obj_get_info_by_name(root, "Architecture");
 	char pages[128];
-	int major = 0, minor = 0;
 
 	page_size_list(hw, pages, sizeof(pages));
-	/* Patch releases come and go with security updates; major.minor keys the class. */
-	sscanf(hw->os_release, "%d.%d", &major, &minor);
-	/* Memory to the nearest GiB: firmware and kernel reservations move the exact figure. */
+	/*
+	 * The hardware's shape alone: the kernel, glibc and QEMU are what users change between
+	 * runs, so they are attributes of each run, shown in every comparison, not keys.
+	 * Memory to the nearest GiB: firmware and kernel reservations move the exact figure.
+	 */
 	snprintf(hw->fingerprint, sizeof(hw->fingerprint),
-		 "%s/%s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%s/linux%d.%d",
-		 arch ? arch : "unknown", hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores,
-		 hw->n_pus, (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages, major,
-		 minor);
+		 "%s/%s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%s", arch ? arch : "unknown",
+		 hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores, hw->n_pus,
+		 (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages);
 	snprintf(hw->fingerprint_hash, sizeof(hw->fingerprint_hash), "%016" PRIx64,
 		 util_fnv1a64(UTIL_FNV1A64_INIT, hw->fingerprint));
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/history.h"
 #include "util/text.h"
 
 /* A string JSON can carry: the child's stderr may hold bytes that are not UTF-8. */
@@ -73,9 +74,16 @@ int report_json_write(const struct report_run *run, const char *path, struct mg_
 
 	for (size_t i = 0; i < run->n; i++)
 		json_array_append_new(cases, case_json(&run->results[i]));
-	root = json_pack("{s:s, s:s, s:s, s:f, s:o, s:o}", "memgate_version", run->version,
-			 "timestamp", run->timestamp, "hostname", run->hostname, "time_s",
-			 run->time_s, "host", hw_to_json(run->hw), "cases", cases);
+	/* The unit of history: the host class keys baselines; kernel, glibc and QEMU are what
+	 * users change between runs, so every comparison shows them. */
+	root = json_pack(
+	    "{s:i, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:o, s:o}", "format",
+	    HISTORY_FORMAT, "host_class", "class", run->hw->fingerprint, "hash",
+	    run->hw->fingerprint_hash, "kernel", run->hw->os_release, "glibc", run->hw->glibc,
+	    "qemu", run->qemu ? run->qemu : "", "memgate_version", run->version, "memgate_commit",
+	    run->commit ? run->commit : "unknown", "label", run->label ? run->label : "",
+	    "timestamp", run->timestamp, "hostname", run->hostname, "time_s", run->time_s, "host",
+	    hw_to_json(run->hw), "cases", cases);
 	if (!root)
 		return mg_err_set(err, ENOMEM, "cannot build the JSON report");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);

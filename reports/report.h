@@ -16,6 +16,9 @@ struct report_run {
 	double time_s;
 	char hostname[256];
 	const char *version;
+	const char *commit; /* of the source memgate was built from: git describe, or "unknown" */
+	const char *label;  /* --label, "" when none */
+	const char *qemu;   /* the QEMU version the run used, "" when none */
 };
 
 enum junit_style {

@@ -846,37 +846,6 @@ static const struct case_def prealloc_cases[] = {
 		   .run = perf_startup},
 };
 
-#define STARTUP(k) "prealloc.perf.startup\\[kind=" k "\\]"
-#define WHY_SCALING                                                                                \
-	"all PUs against one thread must reach 0.8 x PUs with hugetlb pages, "                     \
-	"which this VM does not hand back to its host (measured 15.8 vs 9.1 GiB/s "                \
-	"on 2 PUs; seed 000: 16 threads cut 54 min to 2 min)"
-#define WHY_POPULATE                                                                               \
-	"MADV_POPULATE_WRITE does in the kernel what touch does a fault at a "                     \
-	"time; QEMU prefers it since 7.0"
-
-static const struct gate_def prealloc_gates[] = {
-    {.name = "scaling[kind=hugetlb-2m]",
-     .kind = GATE_AT_LEAST,
-     .a = {STARTUP("hugetlb-2m"), "impl.efficiency"},
-     .b = {STARTUP("hugetlb-2m"), "impl.efficiency"},
-     .threshold = 0.8,
-     .why = WHY_SCALING},
-    {.name = "scaling[kind=hugetlb-1g]",
-     .kind = GATE_AT_LEAST,
-     .a = {STARTUP("hugetlb-1g"), "impl.efficiency"},
-     .b = {STARTUP("hugetlb-1g"), "impl.efficiency"},
-     .threshold = 0.8,
-     .why = WHY_SCALING},
-    {.name = "populate_vs_touch[kind=hugetlb-2m]",
-     .kind = GATE_NOT_SLOWER,
-     .paired = true,
-     .a = {STARTUP("hugetlb-2m"), "populate.t1.ms"},
-     .b = {STARTUP("hugetlb-2m"), "touch.t1.ms"},
-     .threshold = 1.0,
-     .why = WHY_POPULATE},
-};
-
 static const struct metric_result *metric(const struct case_result *r, unsigned int m)
 {
 	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
@@ -952,8 +921,6 @@ const struct suite_def suite_prealloc = {
     .doc = "parallel guest-memory preallocation: residency, plans, running out, start-up time",
     .cases = prealloc_cases,
     .n_cases = ARRAY_SIZE(prealloc_cases),
-    .gates = prealloc_gates,
-    .n_gates = ARRAY_SIZE(prealloc_gates),
     .summary = prealloc_summary,
     .hugepages = prealloc_hugepages,
 };

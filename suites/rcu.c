@@ -398,33 +398,6 @@ static const struct case_def rcu_cases[] = {
      .run = perf_boot},
 };
 
-#define BOOT60 "rcu.perf.boot\\[disks=60,*"
-#define WHY_BOOT                                                                                   \
-	"trimming must not slow the 60-disk boot by more than 5% (seed 003: a trim "               \
-	"after every batch made it 200+ s slower; QEMU kept the trim for when the queue "          \
-	"is empty)"
-#define WHY_RSS                                                                                    \
-	"the trim is there to give memory back: at most 70% of the untrimmed heap "                \
-	"after the idle pause (seed 003: 14,260 kB down to 6,940 kB, 49%)"
-
-/* Paired: each sample boots every policy in turn, so the ratios cancel the drift. */
-static const struct gate_def rcu_gates[] = {
-    {.name = "boot_time[disks=60]",
-     .kind = GATE_NOT_SLOWER,
-     .paired = true,
-     .a = {BOOT60, "impl.boot_ms"},
-     .b = {BOOT60, "none.boot_ms"},
-     .threshold = 1.05,
-     .why = WHY_BOOT},
-    {.name = "heap_after_idle[disks=60]",
-     .kind = GATE_RATIO_AT_MOST,
-     .paired = true,
-     .a = {BOOT60, "impl.anon_idle_kib"},
-     .b = {BOOT60, "none.anon_idle_kib"},
-     .threshold = 0.70,
-     .why = WHY_RSS},
-};
-
 static double med(const struct case_result *r, unsigned int m)
 {
 	return r->metrics && r->metrics[m].n ? r->metrics[m].sum.median : 0;
@@ -477,7 +450,5 @@ const struct suite_def suite_rcu = {
     .doc = "RCU and malloc_trim: the N-disk boot per trim policy",
     .cases = rcu_cases,
     .n_cases = ARRAY_SIZE(rcu_cases),
-    .gates = rcu_gates,
-    .n_gates = ARRAY_SIZE(rcu_gates),
     .summary = rcu_summary,
 };

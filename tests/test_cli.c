@@ -258,6 +258,102 @@ static void test_rcu_suite(void **state)
 	unsetenv("LD_PRELOAD");
 }
 
+/* The rules: printed, replaced, refused with file and line when bad. */
+static void test_rules_cli(void **state)
+{
+	char dir[] = "/tmp/memgate-rules-XXXXXX", bad[64], good[64], args[256];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	expect(0, "impl_vs_heapsort[capacity=128]", "rules");
+	expect(0, "(embedded rules) (14 gates", "rules");
+	snprintf(bad, sizeof(bad), "%s/bad.conf", dir);
+	snprintf(good, sizeof(good), "%s/good.conf", dir);
+	f = fopen(bad, "w");
+	assert_non_null(f);
+	fputs("version = 1;\ntolerances = (\n  { unit = \"ms\"; ab = 0.1; why = \"w\"; },\n"
+	      "  { unit = \"ms\"; ab = fast; }\n);\n",
+	      f);
+	fclose(f);
+	snprintf(args, sizeof(args), "rules --rules %s", bad);
+	expect(2, ":4: syntax error", args);
+	snprintf(args, sizeof(args), "run -s memslots -k '*regression*' --rules %s", bad);
+	expect(2, "bad.conf:4:", args);
+	f = fopen(good, "w");
+	assert_non_null(f);
+	fputs("version = 1;\ngates = ( { suite = \"memslots\"; name = \"typo\"; kind = \"faster\";"
+	      " threshold = 1; why = \"w\"; a = { case = \"memslots.nosuch\"; metric = \"m\"; };"
+	      " b = { case = \"memslots.nosuch\"; metric = \"m\"; }; } );\n",
+	      f);
+	fclose(f);
+	/* A rule that matches no case is a warning naming it, not an error. */
+	snprintf(args, sizeof(args), "list -s memslots --rules %s", good);
+	expect(0, "good.conf:2: gate memslots.typo matches no case", args);
+	unlink(bad);
+	unlink(good);
+	rmdir(dir);
+}
+
+/* A side that is no memgate, or none at all: exit 2 before anything runs. */
+static void test_ab_sides(void **state)
+{
+	char args[512];
+
+	(void)state;
+	snprintf(args, sizeof(args), "ab --base /bin/true --head %s/memgate -s memslots",
+		 test_build_dir());
+	expect(2, "does not speak the A/B protocol", args);
+	snprintf(args, sizeof(args), "ab --base %s/memgate --head /nonexistent/memgate",
+		 test_build_dir());
+	expect(2, "/nonexistent/memgate", args);
+	expect(2, "ab needs --base", "ab --head build/memgate");
+	expect(0, "memgate ab-protocol 1", "ab-protocol");
+}
+
+/*
+ * Results as history: two runs of the same build compare clean; a run of another host
+ * class is refused; `baseline add` files a run, `run --baseline` finds it, and a heap-sort
+ * head fails against it.
+ */
+static void test_history_cli(void **state)
+{
+	char dir[] = "/tmp/memgate-hist-XXXXXX", args[1024], a[64], b[64], other[64], hist[64];
+	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 8";
+	char cmd[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	snprintf(other, sizeof(other), "%s/other.json", dir);
+	snprintf(hist, sizeof(hist), "%s/hist", dir);
+	snprintf(args, sizeof(args), "run %s --label a --json %s", sel, a);
+	expect(0, NULL, args);
+	snprintf(args, sizeof(args), "run %s --json %s", sel, b);
+	expect(0, NULL, args);
+	/* The same build against itself, its cycle counts: within the tolerances. */
+	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	expect(0, "impl.update_max", args);
+	snprintf(cmd, sizeof(cmd),
+		 "sed 's/\"hash\": \"[0-9a-f]*\"/\"hash\": \"0123456789abcdef\"/' "
+		 "%s > %s",
+		 a, other);
+	assert_int_equal(system(cmd), 0);
+	snprintf(args, sizeof(args), "compare %s %s", other, b);
+	expect(2, "another host class", args);
+	snprintf(args, sizeof(args), "baseline add %s %s", a, hist);
+	expect(0, "filed", args);
+	snprintf(args, sizeof(args), "run %s --baseline %s --impl memslots.update=heapsort", sel,
+		 hist);
+	expect(1, "REGRESSION: impl.update_max", args);
+	snprintf(args, sizeof(args), "run -s memslots -k '*regression*' --baseline %s/nothing",
+		 dir);
+	expect(0, "no run of this host class", args);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +365,9 @@ int main(void)
 	    cmocka_unit_test(test_topologies),
 	    cmocka_unit_test(test_run_hw_suite),
 	    cmocka_unit_test(test_run_on_loaded_topology),
+	    cmocka_unit_test(test_rules_cli),
+	    cmocka_unit_test(test_ab_sides),
+	    cmocka_unit_test(test_history_cli),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

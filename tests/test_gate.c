@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness/gate.h"
+#include "harness/rules.h"
 
 /*
  * Recorded 2026-12-02 on the CI machine kind (2 vCPUs, Intel Xeon under KVM) with
@@ -125,22 +126,20 @@ static const struct case_def fake_cases[] = {
      .n_metrics = 1,
      .run = no_run},
 };
-static const struct gate_def fake_gates[] = {
-    {.name = "a_vs_b",
-     .kind = GATE_RATIO_AT_MOST,
-     .a = {"fake.g.a", "t"},
-     .b = {"fake.g.b", "t"},
-     .threshold = 0.5,
-     .why = "a test"},
-    {.name = "a_vs_c",
-     .kind = GATE_RATIO_AT_MOST,
-     .a = {"fake.g.a", "t"},
-     .b = {"fake.g.c", "t"},
-     .threshold = 0.5,
-     .why = "c is never run"},
-};
-static const struct suite_def fake = {
-    .name = "fake", .cases = fake_cases, .n_cases = 2, .gates = fake_gates, .n_gates = 2};
+/* The gates come from a rules file, as memgate's own do. */
+static const char fake_rules[] =
+    "version = 1;\n"
+    "gates = (\n"
+    "  { suite = \"fake\"; name = \"a_vs_b\"; kind = \"ratio_at_most\"; threshold = 0.5;\n"
+    "    a = { case = \"fake.g.a\"; metric = \"t\"; }; b = { case = \"fake.g.b\"; metric = \"t\"; "
+    "};\n"
+    "    why = \"a test\"; },\n"
+    "  { suite = \"fake\"; name = \"a_vs_c\"; kind = \"ratio_at_most\"; threshold = 0.5;\n"
+    "    a = { case = \"fake.g.a\"; metric = \"t\"; }; b = { case = \"fake.g.c\"; metric = \"t\"; "
+    "};\n"
+    "    why = \"c is never run\"; }\n"
+    ");\n";
+static const struct suite_def fake = {.name = "fake", .cases = fake_cases, .n_cases = 2};
 
 static void fill(struct case_result *r, struct case_inst *in, struct metric_result *m,
 		 const struct case_def *d, double *v, unsigned char *stolen, size_t n)
@@ -165,11 +164,15 @@ static void test_evaluate(void **state)
 	struct case_result rs[2];
 	const struct suite_def *suites[] = {&fake};
 	struct gate_results g;
+	struct rules rules;
+	struct mg_err err;
 
 	(void)state;
+	if (rules_parse(&rules, fake_rules, "fake", &err))
+		fail_msg("%s", err.msg);
 	fill(&rs[0], &ia, &ma, &fake_cases[0], va, st, 5);
 	fill(&rs[1], &ib, &mb, &fake_cases[1], vb, st, 5);
-	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
 	/* a_vs_c names a case that did not run: left out, not failed. */
 	assert_int_equal(g.n, 1);
 	assert_string_equal(g.results[0].inst->name, "a_vs_b");
@@ -179,7 +182,7 @@ static void test_evaluate(void **state)
 	/* A skipped reference skips the gate, with the reason. */
 	rs[1].outcome = OUTCOME_SKIP;
 	rs[1].message = "needs a second NUMA node";
-	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
 	assert_int_equal(g.results[0].outcome, OUTCOME_SKIP);
 	assert_non_null(strstr(g.results[0].message, "needs a second NUMA node"));
 	gates_release(&g);
@@ -187,11 +190,12 @@ static void test_evaluate(void **state)
 	rs[1].outcome = OUTCOME_PASS;
 	rs[1].message = NULL;
 	fill(&rs[1], &ib, &mb, &fake_cases[1], va, st, 5);
-	assert_int_equal(gates_evaluate(suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
 	assert_int_equal(g.results[0].outcome, OUTCOME_FAIL);
 	assert_non_null(strstr(g.results[0].message, "t of a / t of b = 1 (95% CI"));
 	assert_non_null(strstr(g.results[0].message, "threshold: ratio at most 0.5"));
 	gates_release(&g);
+	rules_release(&rules);
 }
 
 int main(void)

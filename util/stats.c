@@ -274,3 +274,103 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 	out->p = fmin(1.0, erfc(fabs(out->z) / sqrt(2.0)));
 	return 0;
 }
+
+/*
+ * The continued fraction of the regularized incomplete beta function I_x(a, b), evaluated
+ * with the modified Lentz method; converges fast for x < (a + 1) / (a + b + 2).
+ */
+static double beta_fraction(double a, double b, double x)
+{
+	const double tiny = 1e-300, eps = 1e-14;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+
+	d = 1 / (fabs(d) < tiny ? tiny : d);
+	h = d;
+	for (int m = 1; m <= 300; m++) {
+		/* Even step, then odd step, of the fraction's terms. */
+		double num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)), del;
+
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = fabs(c) < tiny ? tiny : c;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = 1 / (fabs(d) < tiny ? tiny : d);
+		c = fabs(c) < tiny ? tiny : c;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+/* I_x(a, b), the regularized incomplete beta function. */
+static double incomplete_beta(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_fraction(a, b, x) / a;
+	return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+int stats_t_greater(const double *d, size_t n, double *p)
+{
+	double mean = 0, ss = 0, t, df;
+
+	if (n < 2)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		mean += d[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (d[i] - mean) * (d[i] - mean);
+	if (ss == 0) {
+		/* No spread: the sign of the mean decides it outright. */
+		*p = mean > 0 ? 0 : 1;
+		return 0;
+	}
+	df = (double)n - 1;
+	t = mean / sqrt(ss / df / (double)n);
+	/* P(T > t) for Student's t with df degrees of freedom. */
+	*p = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+	if (t < 0)
+		*p = 1 - *p;
+	return 0;
+}
+
+void stats_holm(const double *p, size_t n, double alpha, bool *reject)
+{
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+
+	for (size_t i = 0; i < n; i++)
+		reject[i] = false;
+	if (!done) {
+		/* Out of memory: Bonferroni, which Holm only ever improves on. */
+		for (size_t i = 0; i < n; i++)
+			reject[i] = p[i] <= alpha / (double)n;
+		return;
+	}
+	/* Step down through the p-values in ascending order; stop at the first kept. */
+	for (size_t k = 0; k < n; k++) {
+		size_t best = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (!done[i] && (best == n || p[i] < p[best]))
+				best = i;
+		done[best] = true;
+		if (!(p[best] <= alpha / (double)(n - k)))
+			break;
+		reject[best] = true;
+	}
+	free(done);
+}

@@ -2,6 +2,7 @@
 #ifndef MG_UTIL_STATS_H
 #define MG_UTIL_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,5 +79,18 @@ struct stats_mwu {
  */
 int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 		       struct stats_mwu *out);
+
+/**
+ * stats_t_greater() - one-sided one-sample t-test that the mean of @d lies above 0: the
+ * p-value in @p (as R's t.test(d, alternative = "greater")). Returns 0, or -EINVAL for
+ * fewer than 2 values.
+ */
+int stats_t_greater(const double *d, size_t n, double *p);
+
+/**
+ * stats_holm() - Holm-Bonferroni: which of the @n hypotheses with p-values @p are rejected
+ * with a family-wise error rate of at most @alpha. Fills @reject.
+ */
+void stats_holm(const double *p, size_t n, double alpha, bool *reject);
 
 #endif

@@ -101,96 +101,6 @@ static const struct case_def memslots_cases[] = {
      .run = ms_perf_lookup},
 };
 
-#define GROWING(cap) "memslots.update.growing\\[capacity=" #cap ",*"
-#define GROWTH "memslots.update.growth\\[*"
-#define FIND(cap) "memslots.lookup.find\\[capacity=" #cap ",*"
-
-/* Published 2014 (seed 002), 128 inserts of growing size: heap sort max 249,747 cycles, v1
- * swap 15,654 (~5,900 reprofiled without spikes), v2 shift ~2,500: 1/100 of heap sort. A
- * bound of 1/20 leaves room for another machine and still fails anything sort-like. */
-#define WHY_HEAPSORT                                                                               \
-	"the update that replaced the heap sort must cost at most 1/20 of it "                     \
-	"(published 2014: ~2,500 vs 249,747 cycles max, 1/100)"
-#define WHY_SWAP                                                                                   \
-	"v2 shifts neighbours instead of swapping them: one copy a step, not three "               \
-	"(published 2014: ~2,500 vs ~5,900 cycles max)"
-#define WHY_LINEAR                                                                                 \
-	"an O(n) update grows with the array: 4096/509 = 8x, with 1.5x headroom "                  \
-	"for caches; heap sort's n log n would still pass, the ratio gates catch it"
-#define WHY_BINARY_117                                                                             \
-	"at 117 slots, on the booting guest's pattern (90% of hits on 3 slots): "                  \
-	"uniform hits are a coin toss on this machine (linear 126-239, binary 138-164 "            \
-	"cycles over 12 runs), so the published 180 vs 460 is gated from 509 slots up"
-#define WHY_BINARY                                                                                 \
-	"binary search beats the linear scan from 117 slots (published December "                  \
-	"2014: 180 vs 460 cycles average at 117 slots)"
-
-static const struct gate_def memslots_gates[] = {
-    {.name = "impl_vs_heapsort[capacity=128]",
-     .kind = GATE_RATIO_AT_MOST,
-     .a = {GROWING(128), "impl.update_max"},
-     .b = {GROWING(128), "heapsort.update_max"},
-     .threshold = 0.05,
-     .why = WHY_HEAPSORT,
-     .paired = true},
-    {.name = "impl_vs_heapsort[capacity=509]",
-     .kind = GATE_RATIO_AT_MOST,
-     .a = {GROWING(509), "impl.update_max"},
-     .b = {GROWING(509), "heapsort.update_max"},
-     .threshold = 0.05,
-     .why = WHY_HEAPSORT,
-     .paired = true},
-    {.name = "impl_vs_swap[capacity=128]",
-     .kind = GATE_NOT_SLOWER,
-     .a = {GROWING(128), "impl.update_median"},
-     .b = {GROWING(128), "swap.update_median"},
-     .threshold = 1.0,
-     .why = WHY_SWAP,
-     .paired = true},
-    {.name = "impl_vs_swap[capacity=509]",
-     .kind = GATE_NOT_SLOWER,
-     .a = {GROWING(509), "impl.update_median"},
-     .b = {GROWING(509), "swap.update_median"},
-     .threshold = 1.0,
-     .why = WHY_SWAP,
-     .paired = true},
-    {.name = "impl_linear_growth[4096/509]",
-     .kind = GATE_RATIO_AT_MOST,
-     .a = {GROWTH, "update_median.4096"},
-     .b = {GROWTH, "update_median.509"},
-     .threshold = 8 * 1.5,
-     .why = WHY_LINEAR,
-     .paired = true},
-    {.name = "lookup_vs_linear[capacity=117,skewed]",
-     .kind = GATE_FASTER,
-     .paired = true,
-     .a = {FIND(117), "impl.hit_skewed"},
-     .b = {FIND(117), "linear.hit_skewed"},
-     .threshold = 1.0,
-     .why = WHY_BINARY_117},
-    {.name = "lookup_vs_linear[capacity=509]",
-     .kind = GATE_FASTER,
-     .paired = true,
-     .a = {FIND(509), "impl.hit_uniform"},
-     .b = {FIND(509), "linear.hit_uniform"},
-     .threshold = 1.0,
-     .why = WHY_BINARY},
-    {.name = "lookup_vs_linear[capacity=4096]",
-     .kind = GATE_FASTER,
-     .paired = true,
-     .a = {FIND(4096), "impl.hit_uniform"},
-     .b = {FIND(4096), "linear.hit_uniform"},
-     .threshold = 1.0,
-     .why = WHY_BINARY},
-    {.name = "lookup_vs_linear[capacity=32764]",
-     .kind = GATE_FASTER,
-     .paired = true,
-     .a = {FIND(32764), "impl.hit_uniform"},
-     .b = {FIND(32764), "linear.hit_uniform"},
-     .threshold = 1.0,
-     .why = WHY_BINARY},
-};
-
 static void print_figure(FILE *f, const struct case_result *r, unsigned int m, int width)
 {
 	if (r->metrics && r->metrics[m].n)
@@ -295,7 +205,5 @@ const struct suite_def suite_memslots = {
     .doc = "KVM's memslot array: sorted updates (heap sort, swap, shift) and lookups",
     .cases = memslots_cases,
     .n_cases = ARRAY_SIZE(memslots_cases),
-    .gates = memslots_gates,
-    .n_gates = ARRAY_SIZE(memslots_gates),
     .summary = memslots_summary,
 };

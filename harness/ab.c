@@ -1,0 +1,672 @@
+/* ab.c - drive two memgate binaries case by case, round by round, and judge head against base. */
+#include "harness/ab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/history.h"
+#include "util/stats.h"
+#include "util/text.h"
+#include "util/util.h"
+
+/* What a side prints for `list --json` or `ab-protocol`, read back at most. */
+#define AB_OUTPUT_MAX (8u << 20)
+/* A side's `list` or `ab-protocol` must answer within this. */
+#define AB_QUICK_TIMEOUT_S 60
+
+static volatile sig_atomic_t ab_interrupted;
+
+static void on_signal(int sig)
+{
+	ab_interrupted = sig;
+}
+
+int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
+{
+	char *save = NULL, *w;
+
+	memset(s, 0, sizeof(*s));
+	s->role = role;
+	if (strlen(spec) >= sizeof(s->words))
+		return mg_err_set(err, EINVAL, "--%s: longer than %zu bytes", role,
+				  sizeof(s->words) - 1);
+	snprintf(s->spec, sizeof(s->spec), "%s", spec);
+	snprintf(s->words, sizeof(s->words), "%s", spec);
+	/* Blanks separate words; a side is a path and options, none of which has blanks. */
+	for (w = strtok_r(s->words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (s->argc == AB_MAX_ARGS - 1)
+			return mg_err_set(err, EINVAL, "--%s: more than %d words", role,
+					  AB_MAX_ARGS - 2);
+		s->argv[s->argc++] = w;
+	}
+	if (!s->argc)
+		return mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing",
+				  role);
+	return 0;
+}
+
+/* Wait for @pid until @deadline_ns; kill it past that. Returns 0 with @status, -ETIMEDOUT. */
+static int wait_until(pid_t pid, int64_t deadline_ns, int *status)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), ret = 0;
+
+	for (;;) {
+		pid_t got = waitpid(pid, status, WNOHANG);
+		int64_t left_ms = (deadline_ns - util_now_ns()) / 1000000;
+		struct pollfd p = {.fd = pfd, .events = POLLIN};
+
+		if (got == pid)
+			break;
+		if (got < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		if (left_ms <= 0 || ab_interrupted) {
+			kill(pid, SIGKILL);
+			waitpid(pid, status, 0);
+			ret = ab_interrupted ? -EINTR : -ETIMEDOUT;
+			break;
+		}
+		/* Without a pidfd, look again in 20 ms: a child's end is all this waits for. */
+		poll(pfd >= 0 ? &p : NULL, pfd >= 0 ? 1 : 0,
+		     left_ms < 20 || pfd < 0 ? 20 : (int)left_ms);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
+}
+
+/*
+ * Run `SIDE SUB [side options] [@common] [@extra]` with stdout and stderr into @out_path.
+ * Returns 0 with @status, or -errno (-ETIMEDOUT, -EINTR) with @err.
+ */
+static int spawn(const struct ab_side *s, const char *sub, const char *const *common, int n_common,
+		 const char *const *extra, int n_extra, const char *out_path, double timeout_s,
+		 int *status, struct mg_err *err)
+{
+	const char *argv[2 * AB_MAX_ARGS + 64];
+	int argc = 0, fd, ret;
+	pid_t pid;
+
+	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
+		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
+	argv[argc++] = s->argv[0];
+	argv[argc++] = sub;
+	for (int i = 1; i < s->argc; i++)
+		argv[argc++] = s->argv[i];
+	for (int i = 0; i < n_common; i++)
+		argv[argc++] = common[i];
+	for (int i = 0; i < n_extra; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execvp(argv[0], (char *const *)argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	if (pid < 0)
+		return mg_err_set(err, errno, "fork: %s", strerror(errno));
+	ret = wait_until(pid, util_now_ns() + (int64_t)(timeout_s * 1e9), status);
+	if (ret == -ETIMEDOUT)
+		return mg_err_set(err, ETIMEDOUT, "%s (%s) did not finish `%s` in %.0f s; killed",
+				  s->role, s->spec, sub, timeout_s);
+	if (ret)
+		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
+	return 0;
+}
+
+/* The last line of @path that has text, for messages; "" when none. */
+static void last_line(const char *path, char *buf, size_t len)
+{
+	char *text = text_read_file(path, AB_OUTPUT_MAX), *end, *start;
+
+	buf[0] = '\0';
+	if (!text)
+		return;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		*--end = '\0';
+	start = strrchr(text, '\n');
+	snprintf(buf, len, "%s", start ? start + 1 : text);
+	free(text);
+}
+
+int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
+{
+	char path[600], line[256];
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
+	ret = spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status, err);
+	if (ret)
+		return mg_err_set(err, EPROTO, "%s", err->msg);
+	last_line(path, line, sizeof(line));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
+		return mg_err_set(err, EPROTO,
+				  "--%s %s: does not speak the A/B protocol (`%s "
+				  "ab-protocol` said \"%.120s\", exit %d; expected \"%s\"): not a "
+				  "memgate, or one too old for `memgate ab`",
+				  s->role, s->spec, s->argv[0], line,
+				  WIFEXITED(status) ? WEXITSTATUS(status) : -1, AB_PROTOCOL_LINE);
+	return 0;
+}
+
+/* A JSON string's value, "" when it is none. */
+static const char *str_or_empty(const json_t *j)
+{
+	const char *s = json_string_value(j);
+
+	return s ? s : "";
+}
+
+/* One side's cases, from `list --json`. */
+struct listed {
+	json_t *root;
+	size_t n;
+};
+
+static int list_side(struct ab_side *s, const struct ab_opts *o, struct listed *l,
+		     struct mg_err *err)
+{
+	static const char *const extra[] = {"--json"};
+	char path[600], line[256];
+	json_error_t jerr;
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
+	ret = spawn(s, "list", o->common, o->n_common, extra, 1, path, AB_QUICK_TIMEOUT_S, &status,
+		    err);
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		last_line(path, line, sizeof(line));
+		return mg_err_set(err, EINVAL, "--%s %s: `list` failed (exit %d): %s", s->role,
+				  s->spec, WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+	}
+	l->root = json_load_file(path, 0, &jerr);
+	if (!json_is_array(l->root)) {
+		json_decref(l->root);
+		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",
+				  s->role, s->spec, jerr.text);
+	}
+	l->n = json_array_size(l->root);
+	return 0;
+}
+
+/* The listed case of @l whose A/B key is @key, or NULL. */
+static json_t *listed_case(const struct listed *l, const char *key)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < l->n; i++) {
+		json_t *c = json_array_get(l->root, i);
+		const char *name = json_string_value(json_object_get(c, "name"));
+
+		if (name && !strcmp(case_key(name, buf, sizeof(buf)), key))
+			return c;
+	}
+	return NULL;
+}
+
+/* A shared perf case: its name on each side, and per metric the round figures. */
+struct ab_metric {
+	char name[64], unit[16];
+	enum metric_better better;
+	double *base, *head; /* per round: the median of that round's samples */
+	size_t n;	     /* rounds with a figure on both sides */
+	size_t first_stage;  /* rounds of the first stage among them */
+	bool flagged;	     /* the first stage saw it past its tolerance */
+};
+
+struct ab_case {
+	char key[256];
+	const char *base_name, *head_name;
+	const char *suite;
+	struct ab_metric *metrics;
+	size_t n_metrics;
+	bool gated; /* some metric is gated: worth running */
+};
+
+/* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
+static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
+		     unsigned int round, struct mg_err *err)
+{
+	char path[600], log[600], n[16], w[16], seed[32], line[256];
+	const char *extra[] = {"--case",     is_head ? c->head_name : c->base_name,
+			       "-n",	     n,
+			       "--warmup",   w,
+			       "--seed",     seed,
+			       "--no-gates", "--json",
+			       path};
+	struct hist_run r;
+	const struct hist_case *hc;
+	int status = 0, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s-round.json", o->workdir, s->role);
+	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
+	snprintf(n, sizeof(n), "%u", o->samples);
+	snprintf(w, sizeof(w), "%u", o->warmup);
+	/* The same workload seed for both sides of a round, another for each round. */
+	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + round);
+	unlink(path);
+	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
+		    o->timeout_s, &status, err);
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, EIO, "%s (%s) failed on %s (exit %d): %s", s->role, s->spec,
+				  extra[1], WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+	}
+	ret = hist_load(&r, path, err);
+	if (ret)
+		return ret;
+	hc = hist_case(&r, extra[1]);
+	/* The case itself did not pass on this side: no figures, and the reason to report. */
+	if (hc && strcmp(hc->outcome, "PASS")) {
+		ret = mg_err_set(err, strcmp(hc->outcome, "SKIP") ? ECANCELED : EAGAIN,
+				 "%s: %s on %s: %s", extra[1], hc->outcome, s->role, hc->message);
+		hc = NULL;
+	}
+	for (size_t m = 0; hc && m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+		const struct hist_metric *hm = hist_metric(hc, am->name);
+		double v = hm && hm->n ? stats_median(hm->v, hm->n) : NAN;
+
+		(is_head ? am->head : am->base)[am->n] = v;
+	}
+	if (!hc && !ret)
+		ret = mg_err_set(err, EIO, "%s (%s) ran %s but reported no such case", s->role,
+				 s->spec, extra[1]);
+	hist_release(&r);
+	return ret;
+}
+
+/* One round of @c: base then head on even rounds, head then base on odd ones (ABBA). */
+static int round_of(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+		    struct ab_case *c, unsigned int round, struct mg_err *err)
+{
+	bool head_first = round % 2;
+	int ret = run_round(head_first ? head : base, o, c, head_first, round, err);
+
+	if (!ret)
+		ret = run_round(head_first ? base : head, o, c, !head_first, round, err);
+	if (ret)
+		return ret;
+	/* A round counts for a metric when both sides gave a figure. */
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+
+		if (!isnan(am->base[am->n]) && !isnan(am->head[am->n]))
+			am->n++;
+	}
+	if (o->progress)
+		fprintf(stderr, "ab: %s: round %u done\n", c->key, round + 1);
+	return 0;
+}
+
+static void case_release(struct ab_case *c)
+{
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		free(c->metrics[m].base);
+		free(c->metrics[m].head);
+	}
+	free(c->metrics);
+}
+
+/* A perf case both sides list, its metrics from head's definition, room for every round. */
+static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int rounds,
+		     const struct rules *rules, struct ab_case *c)
+{
+	const json_t *metrics = json_object_get(hc, "metrics");
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->base_name = json_string_value(json_object_get(bc, "name"));
+	c->head_name = json_string_value(json_object_get(hc, "name"));
+	c->suite = json_string_value(json_object_get(hc, "suite"));
+	c->metrics = calloc(json_array_size(metrics) + 1, sizeof(*c->metrics));
+	if (!c->metrics || !c->base_name || !c->head_name || !c->suite)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(metrics); i++) {
+		const json_t *jm = json_array_get(metrics, i);
+		struct ab_metric *m = &c->metrics[c->n_metrics++];
+		struct metric_def def;
+
+		snprintf(m->name, sizeof(m->name), "%s",
+			 json_string_value(json_object_get(jm, "name")));
+		snprintf(m->unit, sizeof(m->unit), "%s",
+			 json_string_value(json_object_get(jm, "unit")));
+		m->better = strcmp(str_or_empty(json_object_get(jm, "better")), "higher")
+				? LOWER_IS_BETTER
+				: HIGHER_IS_BETTER;
+		m->base = calloc(rounds + 1, sizeof(*m->base));
+		m->head = calloc(rounds + 1, sizeof(*m->head));
+		if (!m->base || !m->head)
+			return -ENOMEM;
+		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
+		c->gated |= rules_tolerance(rules, c->suite, c->head_name, &def).gate;
+	}
+	return 0;
+}
+
+/* The judged form of metric @m of @c: stage one alone, or all rounds and the fresh ones. */
+static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
+			 const struct ab_opts *o, struct judged *x)
+{
+	struct metric_def def = {.name = m->name, .unit = m->unit, .better = m->better};
+	uint64_t seed;
+	size_t fresh = m->n - m->first_stage;
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->suite, sizeof(x->suite), "%s", c->suite);
+	snprintf(x->case_name, sizeof(x->case_name), "%s", c->head_name);
+	snprintf(x->metric, sizeof(x->metric), "%s", m->name);
+	snprintf(x->unit, sizeof(x->unit), "%s", m->unit);
+	snprintf(x->test_name, sizeof(x->test_name), "%s:%s",
+		 strchr(c->key, '.') ? strchr(c->key, '.') + 1 : c->key, m->name);
+	x->better = m->better;
+	x->tol = rules_tolerance(o->rules, c->suite, c->head_name, &def);
+	x->tolerance = x->tol.ab;
+	seed = util_fnv1a64(o->seed, x->test_name);
+	x->v = verdict_paired(m->base, m->head, m->n, m->better, x->tolerance, seed, &x->f);
+	x->v_test = x->v;
+	x->p = x->f.p;
+	if (m->flagged && fresh) {
+		/* The correction reads the fresh rounds alone: independent of the flagging. */
+		struct verdict_figures f2;
+
+		x->v_test = verdict_paired(m->base + m->first_stage, m->head + m->first_stage,
+					   fresh, m->better, x->tolerance, seed + 1, &f2);
+		x->p = f2.p;
+		x->candidate = x->tol.gate;
+		snprintf(x->how, sizeof(x->how),
+			 "paired, %zu rounds in turn (base, head, head, "
+			 "base, ...; %u samples each); flagged after %zu, then %zu fresh rounds "
+			 "judged alone (%s, p %.3g): one-sided t-test of the log ratios, "
+			 "Holm-Bonferroni over the "
+			 "flagged metrics at alpha %.3g",
+			 m->n, o->samples, m->first_stage, fresh, verdict_name(x->v_test), x->p,
+			 o->rules->alpha);
+	} else {
+		snprintf(x->how, sizeof(x->how),
+			 "paired, %zu rounds in turn (base, head, head, "
+			 "base, ...; %u samples each); not flagged, so not a candidate of the "
+			 "Holm-Bonferroni correction at alpha %.3g",
+			 m->n, o->samples, o->rules->alpha);
+	}
+}
+
+/* Flag the gated metrics whose first stage looks past their tolerance. */
+static bool flag_case(struct ab_case *c, const struct ab_opts *o)
+{
+	bool any = false;
+
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+		struct judged x;
+
+		am->first_stage = am->n;
+		judge_metric(c, am, o, &x);
+		am->flagged =
+		    x.tol.gate && (x.v == VERDICT_REGRESSION || x.v == VERDICT_INCONCLUSIVE);
+		any |= am->flagged;
+	}
+	return any;
+}
+
+/* @key without its "suite." prefix: the suite is the JUnit class already. */
+static const char *in_suite(const char *key)
+{
+	const char *dot = strchr(key, '.');
+
+	return dot ? dot + 1 : key;
+}
+
+/* A result of @suite's group @group named @name, with @outcome and @msg (for extras). */
+static void extra_add(struct ab_outcome *out, const char *suite, const char *group,
+		      const char *name, enum case_outcome outcome, const char *msg, double time_s)
+{
+	size_t k = out->n_extra++;
+	struct case_result *r = &out->extra[k];
+
+	out->extra_suites[k] = (struct suite_def){.name = suite};
+	out->extra_insts[k] =
+	    (struct case_inst){.suite = &out->extra_suites[k], .def = &out->extra_defs[k]};
+	/* @name may be the caller's buffer: the instance keeps a copy, the definition uses it. */
+	snprintf(out->extra_insts[k].name, sizeof(out->extra_insts[k].name), "%s", name);
+	out->extra_defs[k] = (struct case_def){
+	    .name = out->extra_insts[k].name, .group = group, .kind = CASE_CHECK, .doc = ""};
+	memset(r, 0, sizeof(*r));
+	r->inst = &out->extra_insts[k];
+	r->time_s = time_s;
+	if (outcome != OUTCOME_PASS)
+		case_result_set_outcome(r, outcome, msg);
+}
+
+/* Head's checks, run once, as results of their own suites. */
+static int head_checks(struct ab_side *head, const struct ab_opts *o, struct hist_run *checks,
+		       struct mg_err *err)
+{
+	char path[600], log[600], line[256];
+	const char *extra[] = {"--checks", "--no-gates", "--json", path};
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
+	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
+	ret = spawn(head, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
+		    o->timeout_s * 4, &status, err);
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, EIO, "head (%s) failed running its checks (exit %d): %s",
+				  head->spec, WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+	}
+	/* Exit 2: no check matched the selection; nothing to report. */
+	if (WEXITSTATUS(status) == 2) {
+		memset(checks, 0, sizeof(*checks));
+		return 0;
+	}
+	return hist_load(checks, path, err);
+}
+
+/* Every perf case of @a whose key @b lacks: a SKIP saying which side has it. */
+static void one_sided(const struct listed *a, const struct listed *b, const char *why,
+		      struct ab_outcome *out)
+{
+	char key[256];
+
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *c = json_array_get(a->root, i);
+		const char *name = str_or_empty(json_object_get(c, "name"));
+
+		if (strcmp(str_or_empty(json_object_get(c, "kind")), "perf") ||
+		    listed_case(b, case_key(name, key, sizeof(key))))
+			continue;
+		extra_add(out, "ab", str_or_empty(json_object_get(c, "suite")), in_suite(key),
+			  OUTCOME_SKIP, why, 0);
+	}
+}
+
+/* The shared perf cases worth running (some metric gated); the others are SKIPs. */
+static int shared_cases(const struct listed *lb, const struct listed *lh, const struct ab_opts *o,
+			struct ab_case **cases, size_t *n, struct ab_outcome *out)
+{
+	unsigned int rounds = o->rounds + o->confirm_rounds;
+	char key[256];
+
+	*cases = calloc(lh->n + 1, sizeof(**cases));
+	*n = 0;
+	if (!*cases)
+		return -ENOMEM;
+	for (size_t i = 0; i < lh->n; i++) {
+		json_t *hc = json_array_get(lh->root, i), *bc;
+		struct ab_case *c = &(*cases)[*n];
+
+		if (strcmp(str_or_empty(json_object_get(hc, "kind")), "perf"))
+			continue;
+		case_key(str_or_empty(json_object_get(hc, "name")), key, sizeof(key));
+		bc = listed_case(lb, key);
+		if (!bc)
+			continue; /* one_sided() reports it */
+		if (case_make(bc, hc, key, rounds, o->rules, c)) {
+			case_release(c);
+			return -ENOMEM;
+		}
+		if (c->gated) {
+			(*n)++;
+			continue;
+		}
+		extra_add(out, "ab", c->suite, in_suite(key), OUTCOME_SKIP,
+			  "no metric of it is gated (the rules say gate = false): not run", 0);
+		case_release(c);
+	}
+	return 0;
+}
+
+/* Both rounds stages of one case; a side that could not measure it ends its comparison. */
+static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+		    struct ab_case *c, struct ab_outcome *out, struct mg_err *err)
+{
+	unsigned int r = 0;
+	int ret = 0;
+
+	for (; !ret && r < o->rounds; r++)
+		ret = round_of(base, head, o, c, r, err);
+	if (!ret && flag_case(c, o))
+		for (unsigned int k = 0; !ret && k < o->confirm_rounds; k++, r++)
+			ret = round_of(base, head, o, c, r, err);
+	if (ret == -ECANCELED || ret == -EAGAIN) {
+		/* The case broke or skipped on a side: a result of its own, not a verdict. */
+		extra_add(out, "ab", c->suite, in_suite(c->key),
+			  ret == -EAGAIN ? OUTCOME_SKIP : OUTCOME_ERROR, err->msg, 0);
+		for (size_t m = 0; m < c->n_metrics; m++)
+			c->metrics[m].n = 0;
+		return 0;
+	}
+	return ret;
+}
+
+static int alloc_extra(struct ab_outcome *out, size_t n)
+{
+	out->extra = calloc(n + 1, sizeof(*out->extra));
+	out->extra_defs = calloc(n + 1, sizeof(*out->extra_defs));
+	out->extra_insts = calloc(n + 1, sizeof(*out->extra_insts));
+	out->extra_suites = calloc(n + 1, sizeof(*out->extra_suites));
+	return out->extra && out->extra_defs && out->extra_insts && out->extra_suites ? 0 : -ENOMEM;
+}
+
+/* Judge every metric with rounds, correct, and make the results. */
+static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o,
+			struct ab_outcome *out)
+{
+	struct judged *j = NULL;
+	size_t nj = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += cases[i].n_metrics;
+	j = calloc(total + 1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t m = 0; m < cases[i].n_metrics; m++)
+			if (cases[i].metrics[m].n)
+				judge_metric(&cases[i], &cases[i].metrics[m], o, &j[nj++]);
+		out->cases_compared += cases[i].n_metrics && cases[i].metrics[0].n;
+	}
+	compare_correct(j, nj, o->rules->alpha);
+	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
+}
+
+int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+	   struct ab_outcome *out, struct mg_err *err)
+{
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	struct listed lb = {0}, lh = {0};
+	struct hist_run checks = {0};
+	struct ab_case *cases = NULL;
+	size_t n_cases = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ab_interrupted = 0;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	ret = list_side(base, o, &lb, err);
+	if (!ret)
+		ret = list_side(head, o, &lh, err);
+	if (!ret)
+		ret = head_checks(head, o, &checks, err);
+	if (!ret && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases))
+		ret = mg_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; !ret && i < checks.n_cases; i++) {
+		const struct hist_case *c = &checks.cases[i];
+
+		extra_add(out, c->suite, c->group, c->name,
+			  !strcmp(c->outcome, "PASS")	? OUTCOME_PASS
+			  : !strcmp(c->outcome, "SKIP") ? OUTCOME_SKIP
+			  : !strcmp(c->outcome, "FAIL") ? OUTCOME_FAIL
+							: OUTCOME_ERROR,
+			  c->message, c->time_s);
+	}
+	if (!ret) {
+		one_sided(&lh, &lb, "added in head: base does not have this case", out);
+		one_sided(&lb, &lh, "removed in head: head does not have this case", out);
+		if (shared_cases(&lb, &lh, o, &cases, &n_cases, out))
+			ret = mg_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; !ret && i < n_cases; i++)
+		ret = run_case(base, head, o, &cases[i], out, err);
+	if (ret == -EINTR)
+		out->interrupted = ab_interrupted;
+	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
+		ret = mg_err_set(err, ENOMEM, "out of memory judging");
+	/* Names in the extras point into the lists and the checks: keep them until release. */
+	out->keep_lists[0] = lb.root;
+	out->keep_lists[1] = lh.root;
+	out->keep_checks = checks;
+	for (size_t i = 0; i < n_cases; i++)
+		case_release(&cases[i]);
+	free(cases);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return ret;
+}
+
+void ab_outcome_release(struct ab_outcome *out)
+{
+	compare_results_release(&out->verdicts);
+	for (size_t i = 0; out->extra && i < out->n_extra; i++)
+		case_result_release(&out->extra[i]);
+	free(out->extra);
+	free(out->extra_defs);
+	free(out->extra_insts);
+	free(out->extra_suites);
+	json_decref(out->keep_lists[0]);
+	json_decref(out->keep_lists[1]);
+	hist_release(&out->keep_checks);
+	memset(out, 0, sizeof(*out));
+}

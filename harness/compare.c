@@ -1,0 +1,267 @@
+/* compare.c - judge every shared metric, correct for the run's many verdicts, make results. */
+#include "harness/compare.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/stats.h"
+#include "util/util.h"
+
+/* The suite_defs of the verdicts: JUnit classnames memgate.ab.SUITE and memgate.baseline.SUITE. */
+static const struct suite_def ab_suite = {.name = "ab", .doc = "head against base, interleaved"};
+static const struct suite_def baseline_suite = {
+    .name = "baseline", .doc = "this run against earlier ones of this host class"};
+
+size_t compare_correct(struct judged *j, size_t n, double alpha)
+{
+	double *p = calloc(n ? n : 1, sizeof(*p));
+	bool *reject = malloc((n ? n : 1) * sizeof(*reject));
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		j[i].rejected = false;
+	if (!p || !reject || !idx) {
+		/* Out of memory: nothing is shown to regress, and the caller says so. */
+		free(p);
+		free(reject);
+		free(idx);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!j[i].candidate)
+			continue;
+		idx[k] = i;
+		p[k++] = j[i].p;
+	}
+	stats_holm(p, k, alpha, reject);
+	for (size_t i = 0; i < k; i++)
+		j[idx[i]].rejected = reject[i] && j[idx[i]].v_test == VERDICT_REGRESSION;
+	free(p);
+	free(reject);
+	free(idx);
+	return k;
+}
+
+static int grow(struct judged **j, size_t n, size_t *cap)
+{
+	struct judged *g;
+
+	if (n < *cap)
+		return 0;
+	*cap = *cap ? *cap * 2 : 64;
+	g = realloc(*j, *cap * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	*j = g;
+	return 0;
+}
+
+/* "group.name[params]:metric" from the case's full name (the suite is the JUnit class). */
+static void test_name(struct judged *x)
+{
+	const char *dot = strchr(x->case_name, '.');
+
+	snprintf(x->test_name, sizeof(x->test_name), "%s:%s", dot ? dot + 1 : x->case_name,
+		 x->metric);
+}
+
+/* Judge one metric of head against the same metric of every base run that has it. */
+static int judge_runs(const struct hist_run *base, size_t n_base, const struct hist_case *hc,
+		      const struct hist_metric *hm, const struct rules *rules, uint64_t seed,
+		      struct judged *x)
+{
+	size_t total = 0, runs = 0, *len = calloc(n_base + 1, sizeof(*len));
+	double *pool = NULL;
+	struct metric_def def = {.name = hm->name, .unit = hm->unit, .better = hm->better};
+
+	for (size_t r = 0; r < n_base; r++) {
+		const struct hist_metric *bm =
+		    hist_metric(hist_case(&base[r], hc->full_name), hm->name);
+
+		total += bm ? bm->n : 0;
+	}
+	pool = malloc((total + 1) * sizeof(*pool));
+	if (!len || !pool) {
+		free(len);
+		free(pool);
+		return -ENOMEM;
+	}
+	total = 0;
+	for (size_t r = 0; r < n_base; r++) {
+		const struct hist_metric *bm =
+		    hist_metric(hist_case(&base[r], hc->full_name), hm->name);
+
+		if (!bm || !bm->n)
+			continue;
+		memcpy(pool + total, bm->v, bm->n * sizeof(*pool));
+		total += bm->n;
+		len[runs++] = bm->n;
+	}
+	memset(x, 0, sizeof(*x));
+	snprintf(x->suite, sizeof(x->suite), "%s", hc->suite);
+	snprintf(x->case_name, sizeof(x->case_name), "%s", hc->full_name);
+	snprintf(x->metric, sizeof(x->metric), "%s", hm->name);
+	snprintf(x->unit, sizeof(x->unit), "%s", hm->unit);
+	test_name(x);
+	x->better = hm->better;
+	x->tol = rules_tolerance(rules, hc->suite, hc->full_name, &def);
+	x->tolerance = x->tol.baseline;
+	x->v = runs ? verdict_runs(pool, len, runs, hm->v, hm->n, hm->better, x->tolerance,
+				   util_fnv1a64(seed, x->test_name), &x->f)
+		    : VERDICT_PASS;
+	x->v_test = x->v;
+	x->p = x->f.p;
+	x->candidate =
+	    runs && x->tol.gate && (x->v == VERDICT_REGRESSION || x->v == VERDICT_INCONCLUSIVE);
+	snprintf(x->how, sizeof(x->how),
+		 "%zu samples against %zu of %zu base runs, two-level "
+		 "bootstrap",
+		 hm->n, total, runs);
+	free(len);
+	free(pool);
+	return runs ? 1 : 0;
+}
+
+int compare_runs(const struct hist_run *base, size_t n_base, const struct hist_run *head,
+		 const struct rules *rules, uint64_t seed, struct judged **j, size_t *n)
+{
+	size_t cap = *n;
+
+	for (size_t c = 0; c < head->n_cases; c++) {
+		const struct hist_case *hc = &head->cases[c];
+
+		if (strcmp(hc->kind, "perf") || strcmp(hc->outcome, "PASS"))
+			continue;
+		for (size_t m = 0; m < hc->n_metrics; m++) {
+			int got;
+
+			if (!hc->metrics[m].n || grow(j, *n, &cap))
+				continue;
+			got = judge_runs(base, n_base, hc, &hc->metrics[m], rules, seed, &(*j)[*n]);
+			if (got < 0)
+				return got;
+			*n += (size_t)got;
+		}
+	}
+	compare_correct(*j, *n, rules->alpha);
+	return 0;
+}
+
+char *compare_context(const struct hist_run *base, const struct hist_run *head, char *buf,
+		      size_t len)
+{
+	snprintf(buf, len,
+		 "base: memgate %s (%s)%s%s on kernel %s, glibc %s%s%s; head: memgate "
+		 "%s (%s)%s%s on kernel %s, glibc %s%s%s",
+		 base->version, base->commit, base->label[0] ? ", " : "", base->label, base->kernel,
+		 base->glibc, base->qemu[0] ? ", QEMU " : "", base->qemu, head->version,
+		 head->commit, head->label[0] ? ", " : "", head->label, head->kernel, head->glibc,
+		 head->qemu[0] ? ", QEMU " : "", head->qemu);
+	return buf;
+}
+
+static void add_figure(struct case_result *r, const char *name, double v)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	case_result_add_prop(r, name, buf);
+}
+
+/* The outcome and the message a reader acts on. */
+static void conclude(const struct judged *x, const char *context, struct case_result *r)
+{
+	const struct verdict_figures *f = &x->f;
+	const char *what;
+	enum case_outcome o = OUTCOME_PASS;
+	char msg[1400];
+
+	if (!x->tol.gate) {
+		o = OUTCOME_SKIP;
+		what = "reported, not gated";
+	} else if (x->rejected) {
+		o = OUTCOME_FAIL;
+		what = "REGRESSION";
+	} else if (x->candidate &&
+		   (x->v_test == VERDICT_REGRESSION || x->v_test == VERDICT_INCONCLUSIVE)) {
+		o = OUTCOME_FAIL;
+		what = "INCONCLUSIVE (past the tolerance where it was tested, but not shown after "
+		       "the family-wise correction: fails until it is)";
+	} else {
+		what = x->v == VERDICT_IMPROVED ? "improved"
+		       : x->candidate		? "within the tolerance on the confirming data"
+						: "within the tolerance";
+	}
+	snprintf(msg, sizeof(msg),
+		 "%s: %s of %s: head %.6g vs base %.6g %s (medians), %.4gx %s (95%% CI "
+		 "%.4g..%.4g), tolerance %.0f%% (rules line %d: %s); p = %.3g that it is within "
+		 "the tolerance (%s), Mann-Whitney p = %.3g; %s",
+		 what, x->metric, x->case_name, f->head_median, f->base_median, x->unit, f->worse,
+		 x->better == LOWER_IS_BETTER ? "as slow or large (lower is better)"
+					      : "as low (higher is better)",
+		 f->worse_lo, f->worse_hi, 100 * x->tolerance, x->tol.line, x->tol.why, f->p,
+		 x->how, f->p_mw, context);
+	if (o == OUTCOME_PASS)
+		r->output = strdup(msg);
+	else
+		case_result_set_outcome(r, o, msg);
+	add_figure(r, "base_median", f->base_median);
+	add_figure(r, "head_median", f->head_median);
+	add_figure(r, "worse_ratio", f->worse);
+	add_figure(r, "worse_ci95_lo", f->worse_lo);
+	add_figure(r, "worse_ci95_hi", f->worse_hi);
+	add_figure(r, "p_value", f->p);
+	add_figure(r, "p_mann_whitney", f->p_mw);
+	add_figure(r, "tolerance", x->tolerance);
+	add_figure(r, "n_base", (double)f->n_base);
+	add_figure(r, "n_head", (double)f->n_head);
+	case_result_add_prop(r, "verdict", verdict_name(x->v));
+	case_result_add_prop(r, "judged", x->how);
+}
+
+int compare_results_make(struct judged *j, size_t n, const char *mode, const char *context,
+			 struct compare_results *out)
+{
+	const struct suite_def *suite = strcmp(mode, "ab") ? &baseline_suite : &ab_suite;
+	time_t t = time(NULL);
+	struct tm tm;
+
+	memset(out, 0, sizeof(*out));
+	out->judged = j;
+	out->defs = calloc(n + 1, sizeof(*out->defs));
+	out->insts = calloc(n + 1, sizeof(*out->insts));
+	out->results = calloc(n + 1, sizeof(*out->results));
+	if (!out->defs || !out->insts || !out->results) {
+		compare_results_release(out);
+		return -ENOMEM;
+	}
+	gmtime_r(&t, &tm);
+	for (size_t i = 0; i < n; i++, out->n++) {
+		struct case_result *r = &out->results[i];
+
+		out->defs[i] = (struct case_def){.name = j[i].test_name,
+						 .group = j[i].suite,
+						 .kind = CASE_GATE,
+						 .doc = "head against base"};
+		out->insts[i] = (struct case_inst){.suite = suite, .def = &out->defs[i]};
+		snprintf(out->insts[i].name, sizeof(out->insts[i].name), "%s", j[i].test_name);
+		r->inst = &out->insts[i];
+		strftime(r->timestamp, sizeof(r->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		conclude(&j[i], context, r);
+	}
+	return 0;
+}
+
+void compare_results_release(struct compare_results *out)
+{
+	for (size_t i = 0; out->results && i < out->n; i++)
+		case_result_release(&out->results[i]);
+	free(out->results);
+	free(out->insts);
+	free(out->defs);
+	free(out->judged);
+	memset(out, 0, sizeof(*out));
+}

@@ -1,0 +1,148 @@
+/* verdict.c - direction-aware ratios, their intervals and one-sided p-values, per metric. */
+#include "harness/verdict.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/stats.h"
+#include "util/util.h"
+
+/* Bootstrap resamples: the 2.5% and 97.5% points, and p-values down to 1/4001. */
+#define VERDICT_RESAMPLES 4000
+
+const char *verdict_name(enum verdict v)
+{
+	static const char *const names[] = {"pass", "improved", "inconclusive", "regression"};
+
+	return (size_t)v < ARRAY_SIZE(names) ? names[v] : "?";
+}
+
+/* Head against base as a worse-is-over-1 ratio. */
+static double worse_of(double base, double head, enum metric_better better)
+{
+	return better == LOWER_IS_BETTER ? head / base : base / head;
+}
+
+/* The verdict the figures earn against 1 + @tolerance. */
+static enum verdict classify(const struct verdict_figures *f, double tolerance)
+{
+	double bound = 1 + tolerance;
+
+	if (f->worse_lo > bound)
+		return VERDICT_REGRESSION;
+	if (f->worse > bound)
+		return VERDICT_INCONCLUSIVE;
+	if (f->worse_hi < 1 / bound)
+		return VERDICT_IMPROVED;
+	return VERDICT_PASS;
+}
+
+static void mann_whitney(const double *base, size_t nb, const double *head, size_t nh,
+			 struct verdict_figures *f)
+{
+	struct stats_mwu mwu;
+
+	f->p_mw = stats_mann_whitney(head, nh, base, nb, &mwu) ? 1 : mwu.p;
+}
+
+enum verdict verdict_paired(const double *base, const double *head, size_t n,
+			    enum metric_better better, double tolerance, uint64_t seed,
+			    struct verdict_figures *f)
+{
+	double *r = malloc((n ? n : 1) * sizeof(*r)), *d = malloc((n ? n : 1) * sizeof(*d));
+	size_t k = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->p = f->p_mw = 1;
+	f->n_base = f->n_head = n;
+	if (!r || !d || !n)
+		goto out;
+	f->base_median = stats_median(base, n);
+	f->head_median = stats_median(head, n);
+	for (size_t i = 0; i < n; i++) {
+		double w = worse_of(base[i], head[i], better);
+
+		/* A zero or non-finite figure has no ratio: that round says nothing. */
+		if (!isfinite(w) || w <= 0)
+			continue;
+		r[k] = w;
+		d[k++] = log(w) - log1p(tolerance);
+	}
+	if (!k)
+		goto out;
+	f->worse = stats_median(r, k);
+	if (stats_bootstrap_median_ci(r, k, VERDICT_RESAMPLES, 0.95, seed, &f->worse_lo,
+				      &f->worse_hi))
+		f->worse_lo = f->worse_hi = f->worse;
+	if (k < 2 || stats_t_greater(d, k, &f->p))
+		f->p = 1;
+	mann_whitney(base, n, head, n, f);
+out:
+	free(r);
+	free(d);
+	return k ? classify(f, tolerance) : VERDICT_PASS;
+}
+
+/* One two-level resample of the base runs: runs drawn with replacement, then samples. */
+static void resample_runs(const double *base, const size_t *run_len, const size_t *run_off,
+			  size_t n_runs, struct stats_rng *rng, double *out, size_t *n_out)
+{
+	*n_out = 0;
+	for (size_t r = 0; r < n_runs; r++) {
+		size_t pick = (size_t)stats_rng_below(rng, n_runs);
+
+		for (size_t i = 0; i < run_len[pick]; i++)
+			out[(*n_out)++] =
+			    base[run_off[pick] + (size_t)stats_rng_below(rng, run_len[pick])];
+	}
+}
+
+enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_runs,
+			  const double *head, size_t n_head, enum metric_better better,
+			  double tolerance, uint64_t seed, struct verdict_figures *f)
+{
+	size_t n_base = 0, longest = 0, at_or_under = 0, nb;
+	size_t *off = calloc(n_runs ? n_runs : 1, sizeof(*off));
+	double *rb = NULL, *rh = NULL, *ws = NULL;
+	struct stats_rng rng;
+
+	memset(f, 0, sizeof(*f));
+	f->p = f->p_mw = 1;
+	for (size_t r = 0; r < n_runs; r++) {
+		if (off)
+			off[r] = n_base;
+		n_base += run_len[r];
+		longest = run_len[r] > longest ? run_len[r] : longest;
+	}
+	f->n_base = n_base;
+	f->n_head = n_head;
+	rb = malloc((n_runs * longest + 1) * sizeof(*rb));
+	rh = malloc((n_head + 1) * sizeof(*rh));
+	ws = malloc(VERDICT_RESAMPLES * sizeof(*ws));
+	if (!off || !rb || !rh || !ws || !n_base || !n_head)
+		goto out;
+	f->base_median = stats_median(base, n_base);
+	f->head_median = stats_median(head, n_head);
+	f->worse = worse_of(f->base_median, f->head_median, better);
+	stats_rng_seed(&rng, seed);
+	for (size_t b = 0; b < VERDICT_RESAMPLES; b++) {
+		resample_runs(base, run_len, off, n_runs, &rng, rb, &nb);
+		for (size_t i = 0; i < n_head; i++)
+			rh[i] = head[stats_rng_below(&rng, n_head)];
+		ws[b] = worse_of(stats_median(rb, nb), stats_median(rh, n_head), better);
+		at_or_under += ws[b] <= 1 + tolerance;
+	}
+	qsort(ws, VERDICT_RESAMPLES, sizeof(*ws), util_cmp_double);
+	f->worse_lo = stats_quantile_sorted(ws, VERDICT_RESAMPLES, 0.025);
+	f->worse_hi = stats_quantile_sorted(ws, VERDICT_RESAMPLES, 0.975);
+	/* The +1s keep a p-value from being 0 on a finite number of resamples. */
+	f->p = (double)(at_or_under + 1) / (VERDICT_RESAMPLES + 1);
+	mann_whitney(base, n_base, head, n_head, f);
+out:
+	free(off);
+	free(rb);
+	free(rh);
+	free(ws);
+	return n_base && n_head && isfinite(f->worse) ? classify(f, tolerance) : VERDICT_PASS;
+}

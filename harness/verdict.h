@@ -1,0 +1,57 @@
+/* verdict.h - is head worse than base, beyond a tolerance? The judgement of A/B and baselines. */
+#ifndef MG_HARNESS_VERDICT_H
+#define MG_HARNESS_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/case.h"
+
+/*
+ * Every ratio here is direction-aware: "worse" is head / base for a metric where lower is
+ * better and base / head where higher is better, so worse > 1 always means head lost. A
+ * regression is worse > 1 + tolerance, shown by the data: the 95% interval of worse lies
+ * wholly past it, and the one-sided p-value of "worse <= 1 + tolerance" is small enough
+ * after the family-wise correction of the whole run (Holm-Bonferroni).
+ */
+enum verdict {
+	VERDICT_PASS,	      /* within the tolerance, or not shown to be past it */
+	VERDICT_IMPROVED,     /* better by more than the tolerance, the interval wholly so */
+	VERDICT_INCONCLUSIVE, /* the point estimate is past the tolerance, the interval is not */
+	VERDICT_REGRESSION,   /* the interval is wholly past the tolerance: a candidate failure */
+};
+
+struct verdict_figures {
+	double base_median, head_median;
+	double worse, worse_lo, worse_hi; /* the direction-aware ratio, its 95% interval */
+	double p;			  /* one-sided p of "worse <= 1 + tolerance" */
+	double p_mw;	       /* two-sided Mann-Whitney p of head against base, for the reader */
+	size_t n_base, n_head; /* rounds when paired; samples otherwise */
+};
+
+/**
+ * verdict_paired() - judge @n rounds in which base and head ran in turn: @base[i] and
+ * @head[i] are round i's figures (a median of its samples). The ratio is the median of the
+ * per-round ratios, its interval a bootstrap one (@seed), its p a one-sided t-test of
+ * the log ratios against log(1 + @tolerance). Returns the verdict; figures in @f.
+ */
+enum verdict verdict_paired(const double *base, const double *head, size_t n,
+			    enum metric_better better, double tolerance, uint64_t seed,
+			    struct verdict_figures *f);
+
+/**
+ * verdict_runs() - judge head's @n_head samples against base runs recorded on other
+ * occasions: @base holds their samples one run after another, @run_len[r] of run r. A
+ * two-level bootstrap resamples runs, then samples within them, so the differences between
+ * runs count, not only the noise within one; its share of resampled ratios at or under
+ * 1 + @tolerance is the p-value. Returns the verdict; figures in @f.
+ */
+enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_runs,
+			  const double *head, size_t n_head, enum metric_better better,
+			  double tolerance, uint64_t seed, struct verdict_figures *f);
+
+/** verdict_name() - "pass", "improved", "inconclusive", "regression". */
+const char *verdict_name(enum verdict v);
+
+#endif

@@ -1,0 +1,263 @@
+/* test_verdict.c - the per-commit gate's logic on synthetic samples: verdicts, the one-sided
+ * tests, Holm's correction, the rules file, results read back, and A/B case identities. */
+#include "tests/testutil.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/ab.h"
+#include "harness/compare.h"
+#include "harness/history.h"
+#include "harness/rules.h"
+#include "harness/verdict.h"
+#include "util/stats.h"
+#include "util/util.h"
+
+/* @n figures around @center, spread +-@spread with a fixed pattern (no randomness). */
+static void around(double *v, size_t n, double center, double spread, unsigned int phase)
+{
+	static const double pattern[] = {0.1, -0.7, 0.4, -0.2, 0.9, -0.5, 0.6, -0.9, 0.2, -0.1};
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = center * (1 + spread * pattern[(i + phase) % ARRAY_SIZE(pattern)]);
+}
+
+static void test_t_and_holm(void **state)
+{
+	const double up6[] = {1, 2, 3, 4, 5, 6}, mixed[] = {1, -2, 3, -4, 5, -6};
+	const double p[] = {0.001, 0.04, 0.03, 0.2}, p_far[] = {0.01, 0.015, 0.03, 0.04};
+	bool reject[4];
+	double pv;
+
+	(void)state;
+	/* t = 4.583 on 5 degrees of freedom: one-sided p = 0.00297 (t tables: 0.0059 two-sided). */
+	assert_int_equal(stats_t_greater(up6, 6, &pv), 0);
+	assert_true(fabs(pv - 0.00297) < 2e-5);
+	assert_int_equal(stats_t_greater(mixed, 6, &pv), 0);
+	assert_true(pv > 0.5);
+	assert_int_equal(stats_t_greater(up6, 1, &pv), -EINVAL);
+	/* Holm at 0.05 over 4: 0.001 <= 0.0125 kept; 0.03 > 0.05/3 stops the descent. */
+	stats_holm(p, 4, 0.05, reject);
+	assert_true(reject[0] && !reject[1] && !reject[2] && !reject[3]);
+	/* 0.01 <= 0.0125, 0.015 <= 0.0167, 0.03 <= 0.025? no: two rejected. */
+	stats_holm(p_far, 4, 0.05, reject);
+	assert_true(reject[0] && reject[1] && !reject[2] && !reject[3]);
+}
+
+static void test_paired_verdicts(void **state)
+{
+	double base[10], same[10], slow[10], fast[10], noisy[10];
+	struct verdict_figures f;
+
+	(void)state;
+	around(base, 10, 1000, 0.02, 0);
+	around(same, 10, 1000, 0.02, 3);
+	around(slow, 10, 1120, 0.02, 5);
+	around(fast, 10, 800, 0.02, 1);
+	around(noisy, 10, 1080, 0.30, 2);
+	assert_int_equal(verdict_paired(base, same, 10, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_PASS);
+	assert_int_equal(f.n_base, 10);
+	/* 12% slower with a 5% tolerance: the interval lies past 1.05, p is small. */
+	assert_int_equal(verdict_paired(base, slow, 10, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_REGRESSION);
+	assert_true(f.worse > 1.08 && f.worse_lo > 1.05 && f.p < 0.01);
+	/* The same figures where higher is better: head improved. */
+	assert_int_equal(verdict_paired(base, slow, 10, HIGHER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_IMPROVED);
+	assert_int_equal(verdict_paired(base, fast, 10, HIGHER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_REGRESSION);
+	/* 8% slower under 30% noise, 5% tolerance: past it, but not shown. */
+	assert_int_equal(verdict_paired(base, noisy, 10, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	/* Within a tolerance of 15% it passes. */
+	assert_int_equal(verdict_paired(base, slow, 10, LOWER_IS_BETTER, 0.15, 1, &f),
+			 VERDICT_PASS);
+}
+
+static void test_runs_verdicts(void **state)
+{
+	double base[30], head_same[10], head_slow[10];
+	const size_t len[3] = {10, 10, 10};
+	struct verdict_figures f;
+
+	(void)state;
+	around(base, 10, 1000, 0.03, 0);
+	around(base + 10, 10, 1010, 0.03, 4);
+	around(base + 20, 10, 990, 0.03, 7);
+	around(head_same, 10, 1005, 0.03, 2);
+	around(head_slow, 10, 1400, 0.03, 2);
+	assert_int_equal(verdict_runs(base, len, 3, head_same, 10, LOWER_IS_BETTER, 0.10, 1, &f),
+			 VERDICT_PASS);
+	assert_int_equal(f.n_base, 30);
+	assert_int_equal(verdict_runs(base, len, 3, head_slow, 10, LOWER_IS_BETTER, 0.10, 1, &f),
+			 VERDICT_REGRESSION);
+	assert_true(f.p < 0.001 && f.worse > 1.3);
+}
+
+static const char good_rules[] =
+    "version = 1;\nalpha = 0.01;\n"
+    "gates = ( { suite = \"s\"; name = \"g\"; kind = \"faster\"; threshold = 1;\n"
+    "  a = { case = \"s.x.a\"; metric = \"m\"; }; b = { case = \"s.x.b\"; metric = \"m\"; };\n"
+    "  paired = true; why = \"because\"; } );\n"
+    "tolerances = (\n"
+    "  { unit = \"*\"; ab = 0.10; baseline = 0.30; why = \"default\"; },\n"
+    "  { unit = \"cycles\"; ab = 0.05; why = \"cycles\"; },\n"
+    "  { case = \"s.x.noisy*\"; gate = false; why = \"bimodal\"; }\n"
+    ");\n";
+
+static void expect_bad(const char *text, const char *want)
+{
+	struct rules r;
+	struct mg_err err = {0};
+
+	if (!rules_parse(&r, text, "bad.conf", &err)) {
+		rules_release(&r);
+		fail_msg("accepted: %s", text);
+	}
+	if (!strstr(err.msg, want))
+		fail_msg("message \"%s\" lacks \"%s\"", err.msg, want);
+}
+
+static void test_rules(void **state)
+{
+	struct metric_def cyc = {"m", "cycles", LOWER_IS_BETTER}, ms = {"t", "ms", LOWER_IS_BETTER};
+	struct rules r;
+	struct tolerance t;
+	struct mg_err err = {0};
+
+	(void)state;
+	assert_int_equal(rules_load(&r, NULL, &err), 0);
+	assert_int_equal(r.n_gates, 14);
+	assert_string_equal(r.gates[0].def.a.glob, "memslots.update.growing\\[capacity=128,*");
+	assert_true(r.gates[13].def.threshold == 0.70 && r.gates[13].def.paired);
+	rules_release(&r);
+	assert_int_equal(rules_parse(&r, good_rules, "good.conf", &err), 0);
+	assert_true(r.alpha == 0.01 && r.gates[0].def.kind == GATE_FASTER);
+	/* The last matching rule sets each field; what it leaves out comes from before. */
+	t = rules_tolerance(&r, "s", "s.x.a", &cyc);
+	assert_true(t.ab == 0.05 && t.baseline == 0.30 && t.gate);
+	t = rules_tolerance(&r, "s", "s.x.a", &ms);
+	assert_true(t.ab == 0.10 && t.gate);
+	t = rules_tolerance(&r, "s", "s.x.noisy[k=1]", &ms);
+	assert_false(t.gate);
+	assert_string_equal(t.why, "bimodal");
+	rules_release(&r);
+	/* Bad input: the file, the line, what was expected. */
+	expect_bad("version = 1;\ngates = ( { suite = \"s\" } );", "bad.conf:2: 'name' is missing");
+	expect_bad("version = 1;\n\ngates = (\n{ suite = \"s\"; name = \"g\"; kind = \"fastest\"; "
+		   "threshold = 1; why = \"w\"; a = { case = \"x\"; metric = \"m\"; }; b = { case "
+		   "= \"x\"; metric = \"m\"; }; } );",
+		   "bad.conf:4: gate kind 'fastest': expected");
+	expect_bad("version = 1;\ntolerances = ( { unit = \"ms\"; ab = \"5%\"; why = \"w\"; } );",
+		   "bad.conf:2: 'ab' expects a number from 0 to 10");
+	expect_bad("version = 1;\ntolerances = ( { unit = \"ms\"; abb = 0.1; why = \"w\"; } );",
+		   "unknown setting 'abb' in a tolerance");
+	expect_bad("version = 2;", "'version = 1;' expected");
+	expect_bad("version = 1;\ngates = ( { suite = \"s\" }", "bad.conf:2: syntax error");
+}
+
+/* A results file of one perf case with samples @v, host @hash. */
+static void write_results(const char *path, const char *hash, const double *v, size_t n)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(
+	    f,
+	    "{\"format\": 1, \"host_class\": {\"class\": \"x86_64/test\", \"hash\": \"%s\"},"
+	    " \"kernel\": \"6.1\", \"glibc\": \"2.36\", \"qemu\": \"\", \"memgate_version\":"
+	    " \"0.1.0\", \"memgate_commit\": \"abc\", \"label\": \"\", \"timestamp\":"
+	    " \"2026-12-03T00:00:00\", \"cases\": [{\"suite\": \"s\", \"group\": \"x\","
+	    " \"name\": \"a[k=1]\", \"kind\": \"perf\", \"outcome\": \"PASS\", \"message\": null,"
+	    " \"metrics\": [{\"name\": \"m\", \"unit\": \"cycles\", \"better\": \"lower\","
+	    " \"samples\": [",
+	    hash);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%g", i ? ", " : "", v[i]);
+	fprintf(f, "]}]}]}\n");
+	fclose(f);
+}
+
+static void test_history_and_compare(void **state)
+{
+	char dir[] = "/tmp/memgate-test-XXXXXX", pa[64], pb[64], pc[64];
+	double a[12], b[12], c[12];
+	struct hist_run runs[3];
+	struct judged *j = NULL;
+	struct rules rules;
+	struct mg_err err = {0};
+	size_t nj = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(pa, sizeof(pa), "%s/a.json", dir);
+	snprintf(pb, sizeof(pb), "%s/b.json", dir);
+	snprintf(pc, sizeof(pc), "%s/c.json", dir);
+	around(a, 12, 1000, 0.02, 0);
+	around(b, 12, 1002, 0.02, 3);
+	around(c, 12, 1500, 0.02, 6);
+	write_results(pa, "h1", a, 12);
+	write_results(pb, "h1", b, 12);
+	write_results(pc, "h1", c, 12);
+	assert_int_equal(rules_parse(&rules, good_rules, "good.conf", &err), 0);
+	assert_int_equal(hist_load(&runs[0], pa, &err), 0);
+	assert_int_equal(hist_load(&runs[1], pb, &err), 0);
+	assert_int_equal(hist_load(&runs[2], pc, &err), 0);
+	assert_string_equal(runs[0].host_hash, "h1");
+	assert_non_null(hist_metric(hist_case(&runs[0], "s.x.a[k=1]"), "m"));
+	/* The same figures: passes. 1.5x the cycles: a regression the correction keeps. */
+	assert_int_equal(compare_runs(&runs[0], 1, &runs[1], &rules, 1, &j, &nj), 0);
+	assert_int_equal(nj, 1);
+	assert_false(j[0].rejected);
+	assert_int_equal(j[0].v, VERDICT_PASS);
+	nj = 0;
+	assert_int_equal(compare_runs(&runs[0], 2, &runs[2], &rules, 1, &j, &nj), 0);
+	assert_true(j[0].candidate && j[0].rejected);
+	free(j);
+	for (int i = 0; i < 3; i++)
+		hist_release(&runs[i]);
+	rules_release(&rules);
+	/* A file that is not results, and one of an older format: clear errors. */
+	write_results(pa, "h1", a, 0);
+	assert_int_equal(hist_load(&runs[0], pa, &err), 0);
+	hist_release(&runs[0]);
+	FILE *f = fopen(pb, "w");
+
+	assert_non_null(f);
+	fputs("{\"cases\": []}", f);
+	fclose(f);
+	assert_int_equal(hist_load(&runs[0], pb, &err), -EPROTO);
+	assert_non_null(strstr(err.msg, "older memgate"));
+	unlink(pa);
+	unlink(pb);
+	unlink(pc);
+	rmdir(dir);
+}
+
+static void test_case_key(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	assert_string_equal(case_key("m.u.growing[capacity=128,impl=shift]", buf, sizeof(buf)),
+			    "m.u.growing[capacity=128]");
+	assert_string_equal(case_key("m.u.growth[impl=swap]", buf, sizeof(buf)), "m.u.growth");
+	assert_string_equal(case_key("r.p.boot[disks=60,impl=idle,x=1]", buf, sizeof(buf)),
+			    "r.p.boot[disks=60,x=1]");
+	assert_string_equal(case_key("m.c.eq[capacity=125,order=size]", buf, sizeof(buf)),
+			    "m.c.eq[capacity=125,order=size]");
+	assert_string_equal(case_key("m.c.x[simpl=1]", buf, sizeof(buf)), "m.c.x[simpl=1]");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_t_and_holm),		cmocka_unit_test(test_paired_verdicts),
+	    cmocka_unit_test(test_runs_verdicts),	cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_history_and_compare), cmocka_unit_test(test_case_key),
+	};
+
+	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
+}
