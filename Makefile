@@ -25,11 +25,12 @@ LAYERS := util hw impl harness suites reports
 # Everything but the CLI goes into a static library the tests link too.
 LIB_SRCS := $(wildcard $(LAYERS:%=%/*.c) suites/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+CLI_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard cli/*.c))
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
 # Every C file of the project, for format and lint.
-SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.c tests/*.[ch]))
+SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch]))
 
 .PHONY: all deps run check tsan clean format lint
 all: $(B)/memgate
@@ -47,9 +48,9 @@ $(B)/libmemgate.a: $(LIB_OBJS)
 
 # The commit the binary comes from, for every results file: `git describe`, or "unknown".
 COMMIT := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
-$(B)/cli/memgate.o: CFLAGS += -DMEMGATE_COMMIT='"$(COMMIT)"'
+$(CLI_OBJS): CFLAGS += -DMEMGATE_COMMIT='"$(COMMIT)"'
 
-$(B)/memgate: $(B)/cli/memgate.o $(B)/libmemgate.a
+$(B)/memgate: $(CLI_OBJS) $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%.o: tests/%.c
@@ -95,4 +96,4 @@ clean:
 # The assembler reads the rules into the binary (.incbin): rebuild when they change.
 $(B)/harness/rules_embedded.o: ci/rules.conf
 
--include $(LIB_OBJS:.o=.d) $(B)/cli/memgate.d $(TESTS:%=%.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:%=%.d)

@@ -321,8 +321,6 @@ static int round_of(struct ab_side *base, struct ab_side *head, const struct ab_
 		if (!isnan(am->base[am->n]) && !isnan(am->head[am->n]))
 			am->n++;
 	}
-	if (o->progress)
-		fprintf(stderr, "ab: %s: round %u done\n", c->key, round + 1);
 	return 0;
 }
 
@@ -552,12 +550,17 @@ static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_
 {
 	unsigned int r = 0;
 	int ret = 0;
+	int64_t t0 = util_now_ns();
+	bool flagged = false;
 
 	for (; !ret && r < o->rounds; r++)
 		ret = round_of(base, head, o, c, r, err);
-	if (!ret && flag_case(c, o))
+	if (!ret && (flagged = flag_case(c, o)))
 		for (unsigned int k = 0; !ret && k < o->confirm_rounds; k++, r++)
 			ret = round_of(base, head, o, c, r, err);
+	/* A line a case on stderr, terminal or not: the Jenkins console shows progress. */
+	fprintf(stderr, "memgate: ab: %s: %u rounds%s in %.1f s\n", c->key, r,
+		flagged ? " (flagged: fresh rounds)" : "", (double)(util_now_ns() - t0) / 1e9);
 	if (ret == -ECANCELED || ret == -EAGAIN) {
 		/* The case broke or skipped on a side: a result of its own, not a verdict. */
 		extra_add(out, "ab", c->suite, in_suite(c->key),

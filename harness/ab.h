@@ -36,7 +36,6 @@ struct ab_opts {
 	double timeout_s;    /* per side's process */
 	const char *context; /* base and head, kernel and glibc: for every message */
 	const struct rules *rules;
-	bool progress;	     /* a line per round on stderr */
 	const char *workdir; /* where the sides' result files go */
 };
 

@@ -1,0 +1,149 @@
+/* cli.h - inside the command line: its options, the parsed command, what the commands share. */
+#ifndef MG_CLI_CLI_H
+#define MG_CLI_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/case.h"
+#include "harness/gate.h"
+#include "harness/impl_opts.h"
+#include "harness/rules.h"
+#include "hw/hw.h"
+#include "reports/report.h"
+
+#define MEMGATE_VERSION "0.1.0"
+/* The source it was built from: the Makefile passes `git describe`, or "unknown". */
+#ifndef MEMGATE_COMMIT
+#define MEMGATE_COMMIT "unknown"
+#endif
+
+/* Exit statuses: the contract with CI, also in --help and the README. */
+enum {
+	EXIT_PASSED = 0,  /* every case passed or was skipped with a reason */
+	EXIT_FAILED = 1,  /* a check, gate or comparison failed, or a case crashed or timed out */
+	EXIT_USAGE = 2,	  /* bad usage or bad input (options, topology, rules, results files) */
+	EXIT_HARNESS = 3, /* the harness itself failed (fork, pipes, writing reports) */
+};
+
+/* Sampling defaults: 15 samples give a median whose bootstrap interval is a few MADs wide;
+ * the quick mode keeps 5, enough to see a crash or a gross regression. */
+#define DEFAULT_SAMPLES 15
+#define DEFAULT_WARMUP 3
+#define QUICK_SAMPLES 5
+#define QUICK_WARMUP 1
+#define DEFAULT_TIMEOUT_S 600
+#define MAX_SUITE_ARGS 16
+/* Baselines: the newest runs of this host class that a run is judged against. */
+#define DEFAULT_BASELINE_RUNS 5
+
+/* Long options without a short form. */
+enum {
+	OPT_JSON = 256,
+	OPT_TOPOLOGY,
+	OPT_WARMUP,
+	OPT_QUICK,
+	OPT_TIMEOUT,
+	OPT_SEED,
+	OPT_JUNIT,
+	OPT_JUNIT_STYLE,
+	OPT_HELP,
+	OPT_IMPL,
+	OPT_SIZE,
+	OPT_RESERVE,
+	OPT_RULES,
+	OPT_CASE,
+	OPT_CHECKS,
+	OPT_NO_GATES,
+	OPT_LABEL,
+	OPT_BASELINE,
+	OPT_BASELINE_RUNS,
+	OPT_ANY_HOST,
+	OPT_BASE,
+	OPT_HEAD,
+	OPT_ROUNDS,
+	OPT_CONFIRM_ROUNDS,
+};
+
+struct cli {
+	const char *suites[MAX_SUITE_ARGS];
+	size_t n_suites;
+	const char *glob;
+	const char *names[MAX_SUITE_ARGS]; /* --case: exact names */
+	size_t n_names;
+	bool checks_only, no_gates, any_host;
+	const char *rules_path;
+	struct rules rules; /* loaded by cli_load_rules() */
+	const char *label;
+	const char *baseline;
+	unsigned long baseline_runs;
+	const char *base, *head; /* ab: the sides */
+	unsigned long rounds, confirm_rounds;
+	bool rounds_set;
+	const char *args[MAX_SUITE_ARGS]; /* positional: compare's files */
+	int n_args;
+	const char *topology;
+	const char *junit;
+	const char *json_path;
+	enum junit_style style;
+	bool json_out;
+	bool samples_set, warmup_set;
+	bool reserve;
+	struct impl_opts impl;
+	struct run_opts opts;
+};
+
+/* The option tables of the commands (memgate.c parses them all). */
+extern const struct option cli_list_options[], cli_run_options[], cli_ab_options[],
+    cli_compare_options[], cli_rules_options[], cli_plain_options[];
+
+/** cli_usage_error() - "memgate: MESSAGE" and a hint on stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * cli_parse() - the options of a command from its own @table (an option of another command
+ * is refused), up to @max_args positional arguments. Returns 0 or an exit status.
+ */
+int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
+	      int max_args);
+
+/** cli_load_hw() - this host, or --topology; bad input is 2, anything else 3. */
+int cli_load_hw(struct hw_info *hw, const char *spec);
+
+/** cli_load_rules() - --rules FILE or the embedded rules into @c; a bad file is 2. */
+int cli_load_rules(struct cli *c);
+
+/** cli_expand() - the planned cases of @c's selection on @hw. Returns 0 or an exit status. */
+int cli_expand(const struct cli *c, const struct hw_info *hw, struct case_inst **insts, size_t *n);
+
+/**
+ * cli_plan() - what list and run share: parse, load the rules, describe the host, expand.
+ * Returns 0 (release the rules, @hw and @insts) or an exit status (nothing to release).
+ */
+int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
+	     struct hw_info *hw, struct case_inst **insts, size_t *n);
+
+/** cli_write_reports() - --junit and --json of @rep. Returns 0 or EXIT_HARNESS. */
+int cli_write_reports(const struct cli *c, const struct report_run *rep);
+
+/** cli_run_status() - the exit status @n results earn: failures and errors first. */
+int cli_run_status(const struct case_result *results, size_t n);
+
+/**
+ * cli_reserve_pool() - --reserve-hugepages: enough free hugetlb pages for the planned
+ * @insts, put back on every way out. Returns 0 or an exit status.
+ */
+int cli_reserve_pool(const struct hw_info *hw, struct run_opts *opts, const struct case_inst *insts,
+		     size_t n);
+
+/* The commands: each takes its arguments after the command word, returns an exit status. */
+int cli_cmd_list(int argc, char **argv);
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_rules(int argc, char **argv);
+int cli_cmd_ab(int argc, char **argv);
+int cli_cmd_compare(int argc, char **argv);
+int cli_cmd_baseline(int argc, char **argv);
+
+#endif

@@ -1,0 +1,315 @@
+/* compare.c - `memgate ab`, `compare`, `baseline add` and `rules`: a commit against its parent. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "harness/ab.h"
+#include "harness/compare.h"
+#include "harness/history.h"
+#include "hw/reserve.h"
+#include "util/text.h"
+#include "util/util.h"
+
+int cli_cmd_rules(int argc, char **argv)
+{
+	struct cli c;
+	int ret = cli_parse(&c, argc, argv, cli_rules_options, "", 0);
+
+	if (ret || (ret = cli_load_rules(&c)))
+		return ret;
+	printf("# the rules in effect: %s (%zu gates, %zu tolerance rules, alpha %g)\n",
+	       c.rules.source, c.rules.n_gates, c.rules.n_tols, c.rules.alpha);
+	fputs(c.rules.text, stdout);
+	rules_release(&c.rules);
+	return EXIT_PASSED;
+}
+
+/* The report of a comparison: console, JUnit, JSON; the exit status of its verdicts. */
+static int report_comparison(const struct cli *c, const struct hw_info *hw,
+			     const struct case_result *results, size_t n, int64_t t0)
+{
+	struct report_run rep = {.hw = hw,
+				 .results = results,
+				 .n = n,
+				 .version = MEMGATE_VERSION,
+				 .commit = MEMGATE_COMMIT,
+				 .label = c->label};
+	time_t now = time(NULL);
+	struct tm tm;
+	int status;
+
+	gmtime_r(&now, &tm);
+	strftime(rep.timestamp, sizeof(rep.timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
+	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
+	report_console(&rep, stdout);
+	status = cli_write_reports(c, &rep) ? EXIT_HARNESS : cli_run_status(results, n);
+	return status;
+}
+
+/* A scratch directory for the sides' result files; removed with its files at the end. */
+static int make_workdir(char *dir, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, len, "%s/memgate-ab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	return mkdtemp(dir) ? 0 : -errno;
+}
+
+static void remove_workdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[1024];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* The options both sides' `list` and `run` get, rebuilt from what was parsed. */
+static int ab_common(const struct cli *c, const char **argv, int max, char *numbers, size_t len)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < c->n_suites && n + 2 < max; i++) {
+		argv[n++] = "-s";
+		argv[n++] = c->suites[i];
+	}
+	if (c->glob && n + 2 < max) {
+		argv[n++] = "-k";
+		argv[n++] = c->glob;
+	}
+	/* The guest size the pool was reserved for, so that no side sizes it anew. */
+	if (c->opts.size_bytes && n + 2 < max) {
+		snprintf(numbers, len, "%llu", (unsigned long long)c->opts.size_bytes);
+		argv[n++] = "--size";
+		argv[n++] = numbers;
+	}
+	if (c->opts.quick && n + 1 < max)
+		argv[n++] = "--quick";
+	return n;
+}
+
+static int ab_setup(struct cli *c, const struct hw_info *hw, struct ab_side *base,
+		    struct ab_side *head, struct ab_opts *o, char *context, size_t len)
+{
+	struct mg_err err = {0};
+
+	if (!c->base || !c->head)
+		return cli_usage_error(
+		    "ab needs --base 'BINARY [OPTIONS]' and --head 'BINARY [OPTIONS]'");
+	if (ab_side_parse(base, "base", c->base, &err) ||
+	    ab_side_parse(head, "head", c->head, &err))
+		return cli_usage_error("%s", err.msg);
+	/* Defaults: 5 rounds, 5 more for flagged metrics, 3 samples a round; quick: 3, 3, 2. */
+	o->rounds = c->rounds_set ? (unsigned int)c->rounds : c->opts.quick ? 3 : 5;
+	o->confirm_rounds = c->confirm_rounds ? (unsigned int)c->confirm_rounds : o->rounds;
+	o->samples = c->samples_set ? c->opts.samples : c->opts.quick ? 2 : 3;
+	o->warmup = c->warmup_set ? c->opts.warmup : 1;
+	o->seed = c->opts.seed;
+	o->timeout_s = c->opts.timeout_s;
+	o->rules = &c->rules;
+	snprintf(context, len, "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base,
+		 c->head, hw->os_release, hw->glibc, hw->fingerprint_hash);
+	o->context = context;
+	return 0;
+}
+
+int cli_cmd_ab(int argc, char **argv)
+{
+	struct cli c;
+	struct hw_info hw;
+	struct ab_side base, head;
+	struct ab_opts o = {0};
+	struct ab_outcome out;
+	struct mg_err err = {0};
+	const char *common[4 * MAX_SUITE_ARGS + 8];
+	char size[32], context[1024], dir[512];
+	struct case_inst *insts = NULL;
+	size_t n_insts = 0;
+	struct case_result *all;
+	int64_t t0 = util_now_ns();
+	int ret = cli_parse(&c, argc, argv, cli_ab_options, "s:k:n:", 0);
+
+	if (ret || (ret = cli_load_rules(&c)))
+		return ret;
+	if ((ret = cli_load_hw(&hw, NULL)))
+		goto out_rules;
+	if ((ret = ab_setup(&c, &hw, &base, &head, &o, context, sizeof(context))))
+		goto out_hw;
+	/* One reservation for the whole A/B, sized by this build's suites: the sides use it. */
+	if (c.reserve && (ret = cli_expand(&c, &hw, &insts, &n_insts)) == 0) {
+		ret = cli_reserve_pool(&hw, &c.opts, insts, n_insts);
+		free(insts);
+	}
+	if (ret)
+		goto out_hw;
+	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size));
+	o.common = common;
+	if (make_workdir(dir, sizeof(dir))) {
+		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
+		ret = EXIT_HARNESS;
+		goto out_hw;
+	}
+	o.workdir = dir;
+	if (ab_check_protocol(&base, &o, &err) || ab_check_protocol(&head, &o, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		ret = EXIT_USAGE;
+		goto out_dir;
+	}
+	ret = ab_run(&base, &head, &o, &out, &err);
+	if (ret && ret != -EINTR) {
+		fprintf(stderr, "memgate: ab: %s\n", err.msg);
+		ab_outcome_release(&out);
+		ret = err.code == EPROTO || err.code == EINVAL ? EXIT_USAGE : EXIT_HARNESS;
+		goto out_dir;
+	}
+	all = malloc((out.n_extra + out.verdicts.n + 1) * sizeof(*all));
+	if (!all) {
+		ret = EXIT_HARNESS;
+	} else {
+		memcpy(all, out.extra, out.n_extra * sizeof(*all));
+		memcpy(all + out.n_extra, out.verdicts.results, out.verdicts.n * sizeof(*all));
+		ret = report_comparison(&c, &hw, all, out.n_extra + out.verdicts.n, t0);
+		fprintf(stderr,
+			"memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
+			"more for flagged metrics, %u samples a round) in %.0f s\n",
+			out.cases_compared, out.verdicts.n, o.rounds, o.confirm_rounds, o.samples,
+			(double)(util_now_ns() - t0) / 1e9);
+		if (out.interrupted) {
+			fprintf(stderr,
+				"memgate: interrupted by signal %d; the report holds the "
+				"cases judged so far\n",
+				out.interrupted);
+			ret = 128 + out.interrupted;
+		}
+	}
+	free(all);
+	ab_outcome_release(&out);
+out_dir:
+	remove_workdir(dir);
+out_hw:
+	reserve_restore();
+	hw_release(&hw);
+out_rules:
+	rules_release(&c.rules);
+	return ret;
+}
+
+/* `memgate compare BASE.json... HEAD.json`: judge head against the pooled base runs. */
+int cli_cmd_compare(int argc, char **argv)
+{
+	struct cli c;
+	struct hist_run *runs;
+	struct judged *j = NULL;
+	struct compare_results res = {0};
+	struct hw_info hw;
+	struct mg_err err = {0};
+	size_t nj = 0;
+	char context[1024];
+	int64_t t0 = util_now_ns();
+	int ret = cli_parse(&c, argc, argv, cli_compare_options, "", MAX_SUITE_ARGS);
+
+	if (ret || (ret = cli_load_rules(&c)))
+		return ret;
+	if (c.n_args < 2) {
+		rules_release(&c.rules);
+		return cli_usage_error("compare needs BASE.json [BASE.json...] HEAD.json");
+	}
+	runs = calloc((size_t)c.n_args, sizeof(*runs));
+	for (int i = 0; runs && !ret && i < c.n_args; i++)
+		if (hist_load(&runs[i], c.args[i], &err)) {
+			fprintf(stderr, "memgate: %s\n", err.msg);
+			ret = err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
+			for (int k = 0; k < i; k++)
+				hist_release(&runs[k]);
+		}
+	if (!runs)
+		ret = EXIT_HARNESS;
+	if (ret)
+		goto out;
+	for (int i = 0; !ret && !c.any_host && i + 1 < c.n_args; i++)
+		if (strcmp(runs[i].host_hash, runs[c.n_args - 1].host_hash)) {
+			fprintf(
+			    stderr,
+			    "memgate: %s is of host class %s (%s), %s of %s (%s): runs of "
+			    "another host class are no baseline (--any-host to compare anyway)\n",
+			    c.args[i], runs[i].host_hash, runs[i].host_class, c.args[c.n_args - 1],
+			    runs[c.n_args - 1].host_hash, runs[c.n_args - 1].host_class);
+			ret = EXIT_USAGE;
+		}
+	if (!ret && compare_runs(runs, (size_t)c.n_args - 1, &runs[c.n_args - 1], &c.rules,
+				 c.opts.seed, &j, &nj))
+		ret = EXIT_HARNESS;
+	compare_context(&runs[0], &runs[c.n_args - 1], context, sizeof(context));
+	if (!ret && compare_results_make(j, nj, "baseline", context, &res))
+		ret = EXIT_HARNESS;
+	if (!ret && !(ret = cli_load_hw(&hw, NULL))) {
+		ret = report_comparison(&c, &hw, res.results, res.n, t0);
+		hw_release(&hw);
+	}
+	compare_results_release(&res);
+	for (int i = 0; i < c.n_args; i++)
+		hist_release(&runs[i]);
+out:
+	free(runs);
+	rules_release(&c.rules);
+	return ret;
+}
+
+/* `memgate baseline add RESULTS.json DIR`: file a run under DIR/HOST_HASH/. */
+int cli_cmd_baseline(int argc, char **argv)
+{
+	struct cli c;
+	struct hist_run r;
+	struct mg_err err = {0};
+	char sub[1024], dst[1200], stamp[32];
+	char *text;
+	FILE *f;
+	int ret = cli_parse(&c, argc, argv, cli_plain_options, "", 3);
+
+	if (ret)
+		return ret;
+	if (c.n_args != 3 || strcmp(c.args[0], "add"))
+		return cli_usage_error("expected: baseline add RESULTS.json DIR");
+	if (hist_load(&r, c.args[1], &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	snprintf(stamp, sizeof(stamp), "%s", r.timestamp);
+	for (char *p = stamp; *p; p++)
+		if (*p == ':')
+			*p = '-';
+	snprintf(sub, sizeof(sub), "%s/%s", c.args[2], r.host_hash);
+	snprintf(dst, sizeof(dst), "%s/%s-%.40s.json", sub, stamp, r.commit);
+	ret = (mkdir(c.args[2], 0755) && errno != EEXIST) || (mkdir(sub, 0755) && errno != EEXIST);
+	text = ret ? NULL : text_read_file(c.args[1], 1u << 30);
+	f = text ? fopen(dst, "wx") : NULL;
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "memgate: baseline add: %s: %s\n", f || text ? dst : c.args[2],
+			strerror(errno));
+		ret = EXIT_HARNESS;
+	} else {
+		printf("%s\n", dst);
+		fprintf(stderr, "memgate: filed %s (host class %s: %s)\n", c.args[1], r.host_hash,
+			r.host_class);
+		ret = EXIT_PASSED;
+	}
+	free(text);
+	hist_release(&r);
+	return ret;
+}
