@@ -414,3 +414,19 @@ void rcu_get_stats(struct rcu_stats *out)
 	*out = calls.stats;
 	pthread_mutex_unlock(&calls.stats_lock);
 }
+
+bool rcu_wait_trims(uint64_t n, unsigned int timeout_ms)
+{
+	const struct timespec tick = {0, 1000000};
+	struct rcu_stats st;
+
+	/* Polled: a trim is rare, and the stats lock is the thread's only shared state. */
+	for (unsigned int waited = 0;; waited++) {
+		rcu_get_stats(&st);
+		if (st.trims >= n)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+}

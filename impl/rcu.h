@@ -87,6 +87,13 @@ void drain_call_rcu(void);
 void rcu_get_stats(struct rcu_stats *out);
 
 /**
+ * rcu_wait_trims() - wait until the call_rcu thread has trimmed @n times in all, at most
+ * @timeout_ms: an idle trim comes when the thread finds the queue empty after its sleep,
+ * which on a loaded machine can be well after the last callback ran. Returns whether it did.
+ */
+bool rcu_wait_trims(uint64_t n, unsigned int timeout_ms);
+
+/**
  * rcu_trim_unsupported() - NULL when malloc_trim works here, else why not: the process's
  * malloc comes from another library than the C library's (jemalloc or tcmalloc linked or
  * LD_PRELOADed), whose malloc_trim would trim an arena nothing allocates from. QEMU's

@@ -359,6 +359,10 @@ static void check_queue(struct case_ctx *ctx)
 			return;
 		}
 		drain_call_rcu();
+		/* The idle trim follows the thread's sleep: on a loaded machine, later (2 s at
+		 * most). */
+		if (p == RCU_TRIM_IDLE)
+			rcu_wait_trims(1, 2000);
 		rcu_stop();
 		rcu_get_stats(&st);
 		if (st.batches != 2)
