@@ -125,6 +125,13 @@ int cli_expand(const struct cli *c, const struct hw_info *hw, struct case_inst *
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	     struct hw_info *hw, struct case_inst **insts, size_t *n);
 
+/**
+ * cli_report_init() - a report of the @n @results on @hw: this memgate's version and commit,
+ * @c's label, the time now (UTC) and the host name.
+ */
+void cli_report_init(struct report_run *rep, const struct cli *c, const struct hw_info *hw,
+		     const struct case_result *results, size_t n);
+
 /** cli_write_reports() - --junit and --json of @rep. Returns 0 or EXIT_HARNESS. */
 int cli_write_reports(const struct cli *c, const struct report_run *rep);
 

@@ -34,19 +34,10 @@ int cli_cmd_rules(int argc, char **argv)
 static int report_comparison(const struct cli *c, const struct hw_info *hw,
 			     const struct case_result *results, size_t n, int64_t t0)
 {
-	struct report_run rep = {.hw = hw,
-				 .results = results,
-				 .n = n,
-				 .version = MEMGATE_VERSION,
-				 .commit = MEMGATE_COMMIT,
-				 .label = c->label};
-	time_t now = time(NULL);
-	struct tm tm;
+	struct report_run rep;
 	int status;
 
-	gmtime_r(&now, &tm);
-	strftime(rep.timestamp, sizeof(rep.timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
+	cli_report_init(&rep, c, hw, results, n);
 	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
 	report_console(&rep, stdout);
 	status = cli_write_reports(c, &rep) ? EXIT_HARNESS : cli_run_status(results, n);

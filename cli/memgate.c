@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "harness/ab.h"
@@ -484,6 +486,24 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	if (!c->glob && !c->n_names && !c->checks_only)
 		rules_warn_unused(&c->rules, *insts, *n, stderr);
 	return 0;
+}
+
+void cli_report_init(struct report_run *rep, const struct cli *c, const struct hw_info *hw,
+		     const struct case_result *results, size_t n)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->hw = hw;
+	rep->results = results;
+	rep->n = n;
+	rep->version = MEMGATE_VERSION;
+	rep->commit = MEMGATE_COMMIT;
+	rep->label = c->label;
+	gmtime_r(&now, &tm);
+	strftime(rep->timestamp, sizeof(rep->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	gethostname(rep->hostname, sizeof(rep->hostname) - 1);
 }
 
 int cli_write_reports(const struct cli *c, const struct report_run *rep)

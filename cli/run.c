@@ -306,24 +306,15 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	struct case_result *all;
 	size_t n_suites, n_all;
 	const struct suite_def *const *suites = suites_all(&n_suites);
-	struct report_run rep = {.hw = hw,
-				 .results = results,
-				 .n = n,
-				 .version = MEMGATE_VERSION,
-				 .commit = MEMGATE_COMMIT,
-				 .label = c->label};
+	struct report_run rep;
 	struct mg_err err = {0};
 	struct run_opts opts = c->opts;
 	int64_t t0 = util_now_ns();
 	int ret, status = 0;
-	time_t now = time(NULL);
-	struct tm tm;
 
 	if (!results)
 		return EXIT_HARNESS;
-	gmtime_r(&now, &tm);
-	strftime(rep.timestamp, sizeof(rep.timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	gethostname(rep.hostname, sizeof(rep.hostname) - 1);
+	cli_report_init(&rep, c, hw, results, n);
 	opts.progress = isatty(STDERR_FILENO);
 	ret = runner_run(insts, n, hw, &opts, results, &err);
 	/* Gates judge complete runs only: an interrupted one reports its cases alone. */

@@ -163,14 +163,6 @@ char *compare_context(const struct hist_run *base, const struct hist_run *head, 
 	return buf;
 }
 
-static void add_figure(struct case_result *r, const char *name, double v)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%.6g", v);
-	case_result_add_prop(r, name, buf);
-}
-
 /* The outcome and the message a reader acts on. */
 static void conclude(const struct judged *x, const char *context, struct case_result *r)
 {
@@ -208,16 +200,16 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 		r->output = strdup(msg);
 	else
 		case_result_set_outcome(r, o, msg);
-	add_figure(r, "base_median", f->base_median);
-	add_figure(r, "head_median", f->head_median);
-	add_figure(r, "worse_ratio", f->worse);
-	add_figure(r, "worse_ci95_lo", f->worse_lo);
-	add_figure(r, "worse_ci95_hi", f->worse_hi);
-	add_figure(r, "p_value", f->p);
-	add_figure(r, "p_mann_whitney", f->p_mw);
-	add_figure(r, "tolerance", x->tolerance);
-	add_figure(r, "n_base", (double)f->n_base);
-	add_figure(r, "n_head", (double)f->n_head);
+	case_result_add_figure(r, "base_median", f->base_median);
+	case_result_add_figure(r, "head_median", f->head_median);
+	case_result_add_figure(r, "worse_ratio", f->worse);
+	case_result_add_figure(r, "worse_ci95_lo", f->worse_lo);
+	case_result_add_figure(r, "worse_ci95_hi", f->worse_hi);
+	case_result_add_figure(r, "p_value", f->p);
+	case_result_add_figure(r, "p_mann_whitney", f->p_mw);
+	case_result_add_figure(r, "tolerance", x->tolerance);
+	case_result_add_figure(r, "n_base", (double)f->n_base);
+	case_result_add_figure(r, "n_head", (double)f->n_head);
 	case_result_add_prop(r, "verdict", verdict_name(x->v));
 	case_result_add_prop(r, "judged", x->how);
 }

@@ -103,15 +103,6 @@ static const char *kind_text(enum gate_kind k)
 				       : "faster than";
 }
 
-/* A figure as a property: 6 significant digits, C locale. */
-static void add_figure(struct case_result *r, const char *name, double v)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof(buf), "%.6g", v);
-	case_result_add_prop(r, name, buf);
-}
-
 static void set_message(struct case_result *r, enum case_outcome o, const char *msg)
 {
 	r->outcome = o;
@@ -163,11 +154,11 @@ static enum gate_verdict judge(const struct gate_def *g, const struct case_resul
 		return GATE_FAIL;
 	v = gate_judge(g->kind, g->threshold, g->paired, ma->v, ma->n, mb->v, mb->n,
 		       opts ? opts->seed : 1, &f);
-	add_figure(r, "ratio", f.ratio);
-	add_figure(r, "ratio_ci95_lo", f.lo);
-	add_figure(r, "ratio_ci95_hi", f.hi);
-	add_figure(r, "p_value", f.p);
-	add_figure(r, "threshold", g->threshold);
+	case_result_add_figure(r, "ratio", f.ratio);
+	case_result_add_figure(r, "ratio_ci95_lo", f.lo);
+	case_result_add_figure(r, "ratio_ci95_hi", f.hi);
+	case_result_add_figure(r, "p_value", f.p);
+	case_result_add_figure(r, "threshold", g->threshold);
 	if (g->kind == GATE_AT_LEAST)
 		snprintf(
 		    msg, sizeof(msg),

@@ -137,3 +137,11 @@ void case_result_release(struct case_result *r)
 	free(r->stderr_tail);
 	memset(r, 0, sizeof(*r));
 }
+
+int case_result_add_figure(struct case_result *r, const char *name, double v)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return case_result_add_prop(r, name, buf);
+}

@@ -58,6 +58,9 @@ int case_result_add_sample(struct metric_result *m, double v, int stolen);
 /** case_result_add_prop() - append a property (copies both strings). Returns 0 or -ENOMEM. */
 int case_result_add_prop(struct case_result *r, const char *name, const char *value);
 
+/** case_result_add_figure() - a number as a property: 6 significant digits, C locale. */
+int case_result_add_figure(struct case_result *r, const char *name, double v);
+
 /**
  * case_result_summarise() - the summary of every metric with samples, its bootstrap seeded
  * from @seed and the metric's name, so that a rerun gives the same interval.

@@ -118,11 +118,15 @@ static void add_host_properties(xmlNodePtr props, const struct report_run *run)
 	char buf[64];
 
 	add_property(props, "memgate.version", run->version);
+	add_property(props, "memgate.commit", run->commit ? run->commit : "unknown");
+	if (run->label && *run->label)
+		add_property(props, "run.label", run->label);
 	add_property(props, "host.fingerprint", hw->fingerprint);
 	add_property(props, "host.fingerprint_hash", hw->fingerprint_hash);
 	add_property(props, "host.source", hw->source_desc);
 	add_property(props, "host.cpu_model", hw->cpu_model);
 	add_property(props, "host.kernel", hw->os_release);
+	add_property(props, "host.glibc", hw->glibc);
 	snprintf(buf, sizeof(buf), "%u/%u/%u/%u", hw->n_packages, hw->n_numa, hw->n_cores,
 		 hw->n_pus);
 	add_property(props, "host.packages/nodes/cores/pus", buf);
