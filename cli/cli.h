@@ -126,6 +126,12 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	     struct hw_info *hw, struct case_inst **insts, size_t *n);
 
 /**
+ * cli_check_reports() - before anything runs: can --junit and --json be written, and are
+ * they two files? Returns 0 or EXIT_USAGE, having said why.
+ */
+int cli_check_reports(const struct cli *c);
+
+/**
  * cli_report_init() - a report of the @n @results on @hw: this memgate's version and commit,
  * @c's label, the time now (UTC) and the host name.
  */

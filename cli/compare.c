@@ -136,7 +136,7 @@ int cli_cmd_ab(int argc, char **argv)
 	int64_t t0 = util_now_ns();
 	int ret = cli_parse(&c, argc, argv, cli_ab_options, "s:k:n:", 0);
 
-	if (ret || (ret = cli_load_rules(&c)))
+	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
 		return ret;
 	if ((ret = cli_load_hw(&hw, NULL)))
 		goto out_rules;
@@ -215,7 +215,7 @@ int cli_cmd_compare(int argc, char **argv)
 	int64_t t0 = util_now_ns();
 	int ret = cli_parse(&c, argc, argv, cli_compare_options, "", MAX_SUITE_ARGS);
 
-	if (ret || (ret = cli_load_rules(&c)))
+	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
 		return ret;
 	if (c.n_args < 2) {
 		rules_release(&c.rules);

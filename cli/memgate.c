@@ -1,7 +1,9 @@
 /* memgate.c - the command line: usage, options, the host, the plan, and the commands' dispatch. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "reports/file.h"
 #include "harness/ab.h"
 #include "harness/runner.h"
 #include "suites/suites.h"
@@ -113,7 +116,8 @@ static int parse_ulong(const char *opt, const char *s, unsigned long min, unsign
 
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+	/* Digits only: strtoul would take " -1" as 2^64 - 1. */
+	if (errno || !isdigit((unsigned char)s[0]) || *end || v < min || v > max) {
 		fprintf(stderr, "memgate: %s expects a whole number from %lu to %lu, got '%s'\n",
 			opt, min, max, s);
 		return -EINVAL;
@@ -215,6 +219,10 @@ const struct option cli_plain_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* Guest sizes --size takes: a thread's 64 MiB at least; 1 PiB, past any host, at most. */
+#define SIZE_MIN_BYTES (64ULL << 20)
+#define SIZE_MAX_BYTES (1ULL << 50)
+
 /* A size: a whole number with an optional K, M, G or T (powers of 1024), at least 64M. */
 static int parse_size(const char *s, uint64_t *out)
 {
@@ -238,10 +246,10 @@ static int parse_size(const char *s, uint64_t *out)
 	default:
 		break;
 	}
-	if (errno || end == s || *end || s[0] == '-' || v > (1ULL << (62 - shift)) ||
-	    (v << shift) < (64ULL << 20)) {
+	if (errno || !isdigit((unsigned char)s[0]) || *end || v > (SIZE_MAX_BYTES >> shift) ||
+	    (v << shift) < SIZE_MIN_BYTES) {
 		fprintf(stderr,
-			"memgate: --size expects a size of at least 64M, such as 512M or 4G, "
+			"memgate: --size expects a size from 64M to 1024T, such as 512M or 4G, "
 			"got '%s'\n",
 			s);
 		return -EINVAL;
@@ -488,6 +496,20 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	return 0;
 }
 
+int cli_check_reports(const struct cli *c)
+{
+	struct mg_err err = {0};
+
+	if ((c->junit && report_path_check(c->junit, "--junit", &err)) ||
+	    (c->json_path && report_path_check(c->json_path, "--json", &err))) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	if (!report_paths_distinct(c->junit, c->json_path))
+		return cli_usage_error("--junit and --json name the same file (%s)", c->junit);
+	return 0;
+}
+
 void cli_report_init(struct report_run *rep, const struct cli *c, const struct hw_info *hw,
 		     const struct case_result *results, size_t n)
 {
@@ -531,12 +553,10 @@ int cli_run_status(const struct case_result *results, size_t n)
 	return EXIT_PASSED;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
-	/* Reports need a line-buffered stdout to interleave sanely with the children's. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!cmd)
 		return cli_usage_error(
 		    "%s", "missing command: hw, list, run, ab, compare, baseline or rules");
@@ -569,4 +589,23 @@ int main(int argc, char **argv)
 	    "unknown command '%s': expected hw, list, run, ab, compare, baseline "
 	    "or rules",
 	    cmd);
+}
+
+int main(int argc, char **argv)
+{
+	int status;
+
+	/* A closed stdout (`memgate run | head -1`) is an error to report, not a death: the
+	 * reports are written all the same. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Reports need a line-buffered stdout to interleave sanely with the children's. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	status = dispatch(argc, argv);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr,
+			"memgate: writing to stdout failed: what was printed is incomplete\n");
+		if (status == EXIT_PASSED || status == EXIT_FAILED)
+			status = EXIT_HARNESS;
+	}
+	return status;
 }

@@ -367,7 +367,8 @@ int cli_cmd_run(int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (n == 0) {
+	ret = cli_check_reports(&c);
+	if (!ret && n == 0) {
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
 	}

@@ -606,7 +606,8 @@ static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o
 int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 	   struct ab_outcome *out, struct mg_err *err)
 {
-	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	static const int stop[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa = {.sa_handler = on_signal}, old[ARRAY_SIZE(stop)];
 	struct listed lb = {0}, lh = {0};
 	struct hist_run checks = {0};
 	struct ab_case *cases = NULL;
@@ -616,8 +617,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 	memset(out, 0, sizeof(*out));
 	ab_interrupted = 0;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	for (size_t s = 0; s < ARRAY_SIZE(stop); s++)
+		sigaction(stop[s], &sa, &old[s]);
 	ret = list_side(base, o, &lb, err);
 	if (!ret)
 		ret = list_side(head, o, &lh, err);
@@ -654,8 +655,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 	for (size_t i = 0; i < n_cases; i++)
 		case_release(&cases[i]);
 	free(cases);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	for (size_t s = 0; s < ARRAY_SIZE(stop); s++)
+		sigaction(stop[s], &old[s], NULL);
 	return ret;
 }
 

@@ -182,7 +182,11 @@ int runner_apply_event(struct case_result *r, const char *line)
 
 /* ---- one child ---------------------------------------------------------------------------- */
 
-/* The signal that interrupted the run (SIGINT, SIGTERM), 0 while none has. */
+/* What ends a run early, its reports written: Ctrl-C, kill, a lost terminal (a Jenkins
+ * agent's), SIGQUIT. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+/* The signal that interrupted the run, 0 while none has. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)
@@ -201,8 +205,8 @@ struct child_io {
 	int status;
 };
 
-static const int default_signals[] = {SIGINT, SIGTERM, SIGPIPE, SIGSEGV, SIGBUS,
-				      SIGILL, SIGFPE,  SIGABRT, SIGALRM};
+static const int default_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGSEGV,
+				      SIGBUS, SIGILL,  SIGFPE, SIGABRT, SIGALRM};
 
 static void child_main(const struct case_inst *inst, const struct hw_info *hw,
 		       const struct run_opts *opts, int res_fd, int err_fd, int64_t deadline_ns)
@@ -467,14 +471,14 @@ static void progress(const struct run_opts *opts, size_t k, size_t n, const stru
 int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw,
 	       const struct run_opts *opts, struct case_result *results, struct mg_err *err)
 {
-	struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+	struct sigaction sa = {.sa_handler = on_interrupt}, old[ARRAY_SIZE(stop_signals)];
 	int ret = 0;
 	size_t i;
 
 	interrupted = 0;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
+		sigaction(stop_signals[s], &sa, &old[s]);
 	for (i = 0; i < n; i++) {
 		if (case_result_init(&results[i], &insts[i])) {
 			ret = mg_err_set(err, ENOMEM, "out of memory");
@@ -486,6 +490,10 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 		}
 		progress(opts, i, n, &insts[i], NULL);
 		ret = run_one(&insts[i], hw, opts, &results[i], err);
+		/* The harness could not run it (no fork, no pipe): an ERROR saying so, never the
+		 * PASS an untouched result would read as. */
+		if (ret)
+			case_result_set_outcome(&results[i], OUTCOME_ERROR, err->msg);
 		progress(opts, i, n, &insts[i], &results[i]);
 		if (ret)
 			break;
@@ -495,8 +503,8 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 		if (!case_result_init(&results[i], &insts[i]))
 			case_result_set_outcome(&results[i], OUTCOME_ERROR,
 						"not run: the harness failed");
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
+		sigaction(stop_signals[s], &old[s], NULL);
 	return ret ? ret : interrupted;
 }
 

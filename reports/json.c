@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/file.h"
 #include "harness/history.h"
 #include "util/text.h"
 
@@ -69,8 +70,8 @@ static json_t *case_json(const struct case_result *r)
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)
 {
 	json_t *cases = json_array(), *root;
-	char tmp[4096];
-	int ret = 0;
+	struct report_file rf;
+	int ret;
 
 	for (size_t i = 0; i < run->n; i++)
 		json_array_append_new(cases, case_json(&run->results[i]));
@@ -86,11 +87,11 @@ int report_json_write(const struct report_run *run, const char *path, struct mg_
 	    hw_to_json(run->hw), "cases", cases);
 	if (!root)
 		return mg_err_set(err, ENOMEM, "cannot build the JSON report");
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
-		ret = mg_err_set(err, EIO, "%s: cannot write the JSON report", tmp);
-	else if (rename(tmp, path))
-		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	ret = report_file_open(&rf, path, err);
+	if (!ret) {
+		rf.failed = json_dumpf(root, rf.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
+		ret = report_file_commit(&rf, err);
+	}
 	json_decref(root);
 	return ret;
 }

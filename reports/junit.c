@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/file.h"
 #include "util/text.h"
 
 /* Every string that reaches the document goes through here: XML 1.0 has no place for most
@@ -282,8 +283,8 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 	xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
 	xmlNodePtr root = xmlNewNode(NULL, BAD_CAST "testsuites");
 	struct suite_totals all = {0};
-	char tmp[4096];
-	int id = 0, ret = 0;
+	struct report_file rf;
+	int id = 0, ret;
 
 	xmlDocSetRootElement(doc, root);
 	/* One <testsuite> per suite, in the order the suites ran. */
@@ -304,11 +305,11 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 		set_count(root, "errors", all.errors);
 		set_seconds(root, "time", run->time_s);
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (xmlSaveFormatFileEnc(tmp, doc, "UTF-8", 1) < 0)
-		ret = mg_err_set(err, EIO, "%s: cannot write the JUnit report", tmp);
-	else if (rename(tmp, path))
-		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	ret = report_file_open(&rf, path, err);
+	if (!ret) {
+		rf.failed = xmlDocFormatDump(rf.f, doc, 1) < 0;
+		ret = report_file_commit(&rf, err);
+	}
 	xmlFreeDoc(doc);
 	return ret;
 }

@@ -5,9 +5,14 @@
 #include <glob.h>
 #include <stdbool.h>
 #include <jansson.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "util/text.h"
 
 /* Run `build/memgate ARGS`, stdout and stderr together; returns the exit status. */
 static int memgate(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -354,6 +359,124 @@ static void test_history_cli(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Report files as root on a shared host: devices written in place, no link followed, no
+ * read-only file replaced, bad paths refused before anything runs. */
+static void test_report_files(void **state)
+{
+	char dir[] = "/tmp/memgate-reports-XXXXXX", p[160], victim[160], link[160], args[1024];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	expect(0, NULL, "run -s hw -k '*pu_count*' --junit /dev/null --json /dev/null");
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	expect(3, "cannot write the report", "run -s hw -k '*pu_count*' --junit /dev/full");
+	expect(2, "--junit: an empty path", "run -s hw --junit ''");
+	snprintf(p, sizeof(p), "%s/r.xml", dir);
+	snprintf(args, sizeof(args), "run -s hw --junit %s --json %s/../%s/r.xml", p, dir,
+		 strrchr(dir, '/') + 1);
+	expect(2, "name the same file", args);
+	snprintf(args, sizeof(args), "run -s hw --json %s/nosuch/r.json", dir);
+	expect(2, "does not exist", args);
+	/* A link planted where an old memgate put its temporary: never followed. */
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	snprintf(args, sizeof(args), "%s/r.xml.tmp", dir);
+	assert_int_equal(symlink(victim, args), 0);
+	snprintf(args, sizeof(args), "run -s hw -k '*pu_count*' --junit %s", p);
+	expect(0, NULL, args);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(args, sizeof(args), f));
+	fclose(f);
+	assert_string_equal(args, "precious\n");
+	/* A link as the report itself, and a read-only report: refused with the reason. */
+	snprintf(link, sizeof(link), "%s/link.xml", dir);
+	assert_int_equal(symlink(victim, link), 0);
+	snprintf(args, sizeof(args), "run -s hw --junit %s", link);
+	expect(2, "a symbolic link", args);
+	assert_int_equal(chmod(victim, 0444), 0);
+	snprintf(args, sizeof(args), "run -s hw --json %s", victim);
+	expect(2, "read-only", args);
+	/* A full stdout is the harness failing, not a pass (its message goes there too). */
+	expect(3, NULL, "list > /dev/full");
+	expect(2, "expects a whole number", "run -s hw --seed ' -1'");
+	expect(2, "from 64M to 1024T", "run -s hw --size 4194304T");
+	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	assert_int_equal(system(args), 0);
+}
+
+/* No pipe for a case's child: that case is an ERROR with the reason, never a PASS. */
+static void test_no_false_pass(void **state)
+{
+	char cmd[512];
+	char *out;
+	int st;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "sh -c 'ulimit -n 5; %s/memgate run -s hw -k \"*pu_count*\"' "
+		 "> /tmp/memgate-nofd.txt 2>&1",
+		 test_build_dir());
+	st = system(cmd);
+	out = text_read_file("/tmp/memgate-nofd.txt", 1 << 20);
+	assert_non_null(out);
+	unlink("/tmp/memgate-nofd.txt");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 3 || !strstr(out, "ERROR hw.topology.pu_count") ||
+	    !strstr(out, "Too many open files") || strstr(out, "PASS "))
+		print_error("exit %d, output:\n%s\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+	free(out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
+}
+
+/*
+ * Ctrl-C, a lost terminal and SIGQUIT end a run with its reports: exit 128 + the signal,
+ * and the JSON holds what was measured and says what was not run.
+ */
+static void test_interrupted_runs_report(void **state)
+{
+	static const int sigs[] = {SIGINT, SIGHUP, SIGQUIT};
+	char bin[256];
+
+	(void)state;
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		const char *json = "/tmp/memgate-interrupted.json";
+		char *text;
+		int st;
+		pid_t pid;
+
+		unlink(json);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			execl(bin, bin, "run", "-s", "memslots", "--json", json, (char *)NULL);
+			_exit(127);
+		}
+		/* Long enough for a case or two to end; the whole suite takes seconds more. */
+		usleep(700 * 1000);
+		kill(pid, sigs[i]);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		text = text_read_file(json, 16 << 20);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 128 + sigs[i] || !text ||
+		    !strstr(text, "interrupted"))
+			fail_msg("signal %d: exit %d, JSON %s", sigs[i],
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+				 text ? "without it" : "missing");
+		free(text);
+		unlink(json);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +491,9 @@ int main(void)
 	    cmocka_unit_test(test_rules_cli),
 	    cmocka_unit_test(test_ab_sides),
 	    cmocka_unit_test(test_history_cli),
+	    cmocka_unit_test(test_report_files),
+	    cmocka_unit_test(test_no_false_pass),
+	    cmocka_unit_test(test_interrupted_runs_report),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
