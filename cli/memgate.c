@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "hw/reserve.h"
 #include "reports/file.h"
 #include "harness/ab.h"
 #include "harness/runner.h"
@@ -600,6 +601,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Reports need a line-buffered stdout to interleave sanely with the children's. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A memgate killed while it held hugetlb pages left a record: put them back now. */
+	reserve_recover(stderr);
 	status = dispatch(argc, argv);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		fprintf(stderr,

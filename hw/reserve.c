@@ -1,43 +1,101 @@
-/* reserve.c - hugetlb pool reservation with a restore that survives signals. */
+/* reserve.c - hugetlb pool reservation: a host-wide lock, a record of every delta, a restore
+ * that survives signals, and recovery of what a killed memgate left behind. */
 #include "hw/reserve.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw/hw.h"
 #include "util/util.h"
 
 #define MAX_POOLS 4
+#define STATE_DIR RESERVE_DIR "/reservations"
 
-/* What to write back, prepared in full before the pool changes: the signal handler only
- * opens, writes and closes, which are async-signal-safe. */
+/*
+ * What to take back, prepared in full before the pool changes: the signal handler only
+ * opens, reads, writes and closes, which are async-signal-safe.
+ */
 struct saved_pool {
-	char path[96];
-	char old[24];
-	size_t old_len;
+	char nr_path[96];   /* .../hugepages-NkB/nr_hugepages */
+	char free_path[96]; /* .../hugepages-NkB/free_hugepages */
+	uint64_t page_kib;
+	uint64_t old_total; /* the pool before this process grew it */
+	uint64_t delta;	    /* pages it added */
 };
 
 static struct saved_pool saved[MAX_POOLS];
 static volatile sig_atomic_t n_saved;
 static pid_t owner;
+static int lock_fd = -1;
+static char state_path[128]; /* this process's record; "" when it has none */
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct sigaction old_actions[ARRAY_SIZE(fatal_signals)];
 
-static void write_back(const struct saved_pool *p)
+/* A decimal number from a sysfs file, without stdio (async-signal-safe). */
+static int read_count(const char *path, uint64_t *v)
 {
-	int fd = open(p->path, O_WRONLY | O_CLOEXEC);
+	char buf[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
 
-	if (fd >= 0) {
-		ssize_t w = write(fd, p->old, p->old_len);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	*v = 0;
+	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		*v = *v * 10 + (uint64_t)(buf[i] - '0');
+	return 0;
+}
 
-		(void)w;
-		close(fd);
-	}
+/* Write @v in decimal to @path, without stdio (async-signal-safe). Returns 0 or -errno. */
+static int write_count(const char *path, uint64_t v)
+{
+	char buf[24];
+	size_t len = sizeof(buf) - 1;
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	buf[len] = '\n';
+	do {
+		buf[--len] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (write(fd, buf + len, sizeof(buf) - len) != (ssize_t)(sizeof(buf) - len))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Take back what @p added: its delta, but never more than is free now (pages in use are
+ * someone's) nor more than the pool grew since (someone may have shrunk it meanwhile).
+ */
+static void take_back(const struct saved_pool *p)
+{
+	uint64_t total, free_now, grown, back = p->delta;
+
+	if (read_count(p->nr_path, &total) || read_count(p->free_path, &free_now))
+		return;
+	grown = total > p->old_total ? total - p->old_total : 0;
+	if (back > free_now)
+		back = free_now;
+	if (back > grown)
+		back = grown;
+	if (back)
+		write_count(p->nr_path, total - back);
 }
 
 void reserve_restore(void)
@@ -46,7 +104,9 @@ void reserve_restore(void)
 		return;
 	/* Newest first, so that each pool ends where it started. */
 	while (n_saved > 0)
-		write_back(&saved[--n_saved]);
+		take_back(&saved[--n_saved]);
+	if (state_path[0])
+		unlink(state_path);
 }
 
 static void on_fatal(int sig)
@@ -68,6 +128,7 @@ static void arm_restore(void)
 		return;
 	/* A forked child starts its own list: what it inherited is its parent's to restore. */
 	n_saved = 0;
+	state_path[0] = '\0';
 	owner = getpid();
 	if (armed)
 		return; /* the handlers and the atexit came along with the fork */
@@ -78,24 +139,169 @@ static void arm_restore(void)
 		sigaction(fatal_signals[i], &sa, &old_actions[i]);
 }
 
-static int write_count(const char *path, uint64_t v)
+/* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL" line a pool. */
+static int write_state(void)
 {
-	char buf[32];
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	int len = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)v);
+	char tmp[160];
+	FILE *f;
 
-	if (fd < 0)
+	if (mkdir(STATE_DIR, 0755) && errno != EEXIST)
 		return -errno;
-	if (write(fd, buf, (size_t)len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
+	snprintf(state_path, sizeof(state_path), "%s/%d", STATE_DIR, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.new", state_path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	for (int i = 0; i < n_saved; i++)
+		fprintf(f, "%llu %llu %llu\n", (unsigned long long)saved[i].page_kib,
+			(unsigned long long)saved[i].delta, (unsigned long long)saved[i].old_total);
+	if (fclose(f) || rename(tmp, state_path))
+		return -errno;
+	return 0;
+}
+
+static void pool_paths(struct saved_pool *p, uint64_t page_kib)
+{
+	p->page_kib = page_kib;
+	snprintf(p->nr_path, sizeof(p->nr_path),
+		 "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
+		 (unsigned long long)page_kib);
+	snprintf(p->free_path, sizeof(p->free_path),
+		 "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
+		 (unsigned long long)page_kib);
+}
+
+/* Put back the records of dead owners; the caller holds the lock. */
+static int recover_locked(FILE *out)
+{
+	DIR *d = opendir(STATE_DIR);
+	struct dirent *e;
+	int done = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[512], line[128];
+		long pid = strtol(e->d_name, NULL, 10);
+		FILE *f;
+
+		if (pid <= 0 || strchr(e->d_name, '.') || kill((pid_t)pid, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", STATE_DIR, e->d_name);
+		f = fopen(path, "re");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long long kib, delta, old;
+			struct saved_pool p;
+
+			if (sscanf(line, "%llu %llu %llu", &kib, &delta, &old) != 3)
+				continue;
+			pool_paths(&p, kib);
+			p.delta = delta;
+			p.old_total = old;
+			take_back(&p);
+			fprintf(out,
+				"memgate: put back up to %llu hugetlb pages of %llu KiB that "
+				"memgate pid %ld reserved and did not restore (it was killed)\n",
+				delta, kib, pid);
+		}
+		if (f)
+			fclose(f);
+		unlink(path);
+		done++;
+	}
+	if (d)
+		closedir(d);
+	return done;
+}
+
+/* Open (and create) the lock file. Returns its fd or -errno. */
+static int open_lock(void)
+{
+	int fd;
+
+	if (mkdir(RESERVE_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	fd = open(RESERVE_DIR "/hugetlb.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	return fd < 0 ? -errno : fd;
+}
+
+int reserve_lock(unsigned int wait_s, struct mg_err *err)
+{
+	const struct timespec tick = {0, 200000000};
+	int64_t deadline = util_now_ns() + (int64_t)wait_s * 1000000000;
+	char holder[32] = "";
+	bool said = false;
+	int fd;
+
+	if (lock_fd >= 0)
+		return 0; /* held already: this process, or inherited from its parent */
+	fd = open_lock();
+	if (fd < 0)
+		return mg_err_set(err, -fd, "%s: %s", RESERVE_DIR, strerror(-fd));
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t n;
+
+		if (errno != EWOULDBLOCK || util_now_ns() >= deadline) {
+			n = pread(fd, holder, sizeof(holder) - 1, 0);
+			holder[n > 0 ? n : 0] = '\0';
+			holder[strcspn(holder, "\n")] = '\0';
+			close(fd);
+			return mg_err_set(err, EBUSY,
+					  "another memgate (pid %s) holds the hugetlb "
+					  "pools (%s/hugetlb.lock)%s",
+					  holder[0] ? holder : "?", RESERVE_DIR,
+					  wait_s ? "; gave up waiting" : "");
+		}
+		if (!said && wait_s) {
+			fprintf(stderr,
+				"memgate: waiting for another memgate's hugetlb reservation "
+				"to end (%u s at most)\n",
+				wait_s);
+			said = true;
+		}
+		nanosleep(&tick, NULL);
+	}
+	/* Who holds it, for the next one's message. */
+	if (ftruncate(fd, 0) == 0) {
+		int len = snprintf(holder, sizeof(holder), "%d\n", (int)getpid());
+
+		if (pwrite(fd, holder, (size_t)len, 0) != len)
+			holder[0] = '\0';
+	}
+	lock_fd = fd;
+	if (geteuid() == 0)
+		recover_locked(stderr);
+	return 0;
+}
+
+int reserve_recover(FILE *out)
+{
+	DIR *d = opendir(STATE_DIR);
+	int fd, done;
+
+	if (!d)
+		return 0; /* nobody ever reserved here */
+	closedir(d);
+	if (geteuid() != 0)
+		return 0; /* not ours to write */
+	if (lock_fd >= 0)
+		return recover_locked(out); /* held by this process already */
+	fd = open_lock();
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd); /* busy: its holder recovered when it took it */
+		return 0;
+	}
+	done = recover_locked(out);
+	close(fd); /* and the lock with it */
+	return done;
 }
 
 int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, struct mg_err *err)
 {
 	struct hw_page_pool pool;
 	struct saved_pool *s;
+	uint64_t now_total;
 	int ret = hw_hugepage_pool(page_bytes, -1, &pool);
 
 	if (ret)
@@ -110,19 +316,35 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, 
 				  (unsigned long long)(page_bytes >> 10));
 	if (n_saved == MAX_POOLS)
 		return mg_err_set(err, ENOSPC, "too many pool changes in one run");
+	ret = reserve_lock(RESERVE_WAIT_S, err);
+	/* Under the lock the pool may have changed: look again. */
+	if (!ret)
+		ret = hw_hugepage_pool(page_bytes, -1, &pool);
+	if (ret)
+		return ret;
+	*got = pool.free;
+	if (pool.free >= free_wanted)
+		return 0;
 	arm_restore();
 	s = &saved[n_saved];
-	snprintf(s->path, sizeof(s->path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
-		 (unsigned long long)(page_bytes >> 10));
-	s->old_len =
-	    (size_t)snprintf(s->old, sizeof(s->old), "%llu\n", (unsigned long long)pool.total);
-	n_saved++; /* saved before the change: a signal from here on restores it */
-	ret = write_count(s->path, pool.total + (free_wanted - pool.free));
+	pool_paths(s, page_bytes >> 10);
+	s->old_total = pool.total;
+	s->delta = free_wanted - pool.free;
+	n_saved++; /* recorded before the change: a signal from here on takes it back */
+	ret = write_state();
+	if (!ret)
+		ret = write_count(s->nr_path, pool.total + s->delta);
+	/* The kernel may find fewer pages than asked: the delta is what it did add. */
+	if (!read_count(s->nr_path, &now_total))
+		s->delta = now_total > s->old_total ? now_total - s->old_total : 0;
+	if (!ret)
+		ret = write_state();
 	if (!ret)
 		ret = hw_hugepage_pool(page_bytes, -1, &pool);
 	*got = ret ? 0 : pool.free;
 	if (ret || pool.free < free_wanted) {
-		write_back(&saved[--n_saved]); /* this pool only */
+		take_back(&saved[--n_saved]); /* this pool only */
+		write_state();
 		return mg_err_set(err, ret ? -ret : ENOMEM,
 				  "the kernel found %llu of %llu free "
 				  "hugetlb pages of %llu KiB (memory too fragmented?)",
