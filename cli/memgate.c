@@ -17,6 +17,7 @@
 #include "harness/ab.h"
 #include "harness/runner.h"
 #include "suites/suites.h"
+#include "util/text.h"
 #include "util/util.h"
 
 static const char usage_text[] =
@@ -527,6 +528,7 @@ void cli_report_init(struct report_run *rep, const struct cli *c, const struct h
 	gmtime_r(&now, &tm);
 	strftime(rep->timestamp, sizeof(rep->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	gethostname(rep->hostname, sizeof(rep->hostname) - 1);
+	text_utf8_fix(rep->hostname, sizeof(rep->hostname));
 }
 
 int cli_write_reports(const struct cli *c, const struct report_run *rep)

@@ -5,12 +5,24 @@
 #include <libxml/parser.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "util/text.h"
 #include "util/util.h"
 
 #define SYNTHETIC_PREFIX "synthetic:"
+
+/*
+ * What a topology may hold before hwloc is asked to build it: hwloc takes minutes and
+ * gigabytes for "pack:100 core:100 pu:10", and the largest hosts memgate plans for have a
+ * few thousand PUs.
+ */
+#define TOPO_MAX_PUS 16384
+#define TOPO_MAX_XML_BYTES (64u << 20)
+/* A NUMA node larger than this is a broken file, not a machine. */
+#define TOPO_MAX_NODE_BYTES (1ULL << 52)
 
 /*
  * hwloc's own XML errors carry no line number, so read the file with libxml2 first: a
@@ -56,6 +68,39 @@ static int xml_precheck(const char *path, struct mg_err *err)
 	return ret;
 }
 
+/* The leaves a synthetic description makes: the product of its arities ("type:N"). */
+static double synthetic_leaves(const char *desc)
+{
+	double leaves = 1;
+
+	for (const char *p = strchr(desc, ':'); p; p = strchr(p + 1, ':')) {
+		char *end;
+		double n = strtod(p + 1, &end);
+
+		if (end > p + 1 && n > 0)
+			leaves *= n;
+	}
+	return leaves;
+}
+
+/* Only a regular file of a sane size: a FIFO would hang the reader, a huge file stall it. */
+static int xml_file_ok(const char *path, struct mg_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return mg_err_set(err, EINVAL,
+				  "%s: not a regular file (an hwloc XML topology is "
+				  "one)",
+				  path);
+	if ((uint64_t)st.st_size > TOPO_MAX_XML_BYTES)
+		return mg_err_set(err, EFBIG, "%s: %lld bytes; a topology file is at most %u MiB",
+				  path, (long long)st.st_size, TOPO_MAX_XML_BYTES >> 20);
+	return 0;
+}
+
 static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *err)
 {
 	if (!spec) {
@@ -71,6 +116,11 @@ static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *
 
 		hw->source = HW_SOURCE_SYNTHETIC;
 		snprintf(hw->source_desc, sizeof(hw->source_desc), "%s", desc);
+		if (synthetic_leaves(desc) > TOPO_MAX_PUS)
+			return mg_err_set(err, E2BIG,
+					  "synthetic topology \"%s\" has %.0f PUs; memgate "
+					  "plans for at most %d",
+					  desc, synthetic_leaves(desc), TOPO_MAX_PUS);
 		if (hwloc_topology_set_synthetic(hw->topo, desc) < 0)
 			return mg_err_set(
 			    err, EINVAL,
@@ -84,6 +134,8 @@ static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *
 	snprintf(hw->source_desc, sizeof(hw->source_desc), "%s", spec);
 	if (access(spec, R_OK))
 		return mg_err_set(err, errno, "%s: %s", spec, strerror(errno));
+	if (xml_file_ok(spec, err))
+		return -EINVAL;
 	if (xml_precheck(spec, err))
 		return -EINVAL;
 	if (hwloc_topology_set_xml(hw->topo, spec) < 0)
@@ -170,6 +222,26 @@ static void topo_names(struct hw_info *hw)
 	snprintf(hw->os_release, sizeof(hw->os_release), "%s", rel ? rel : "unknown");
 }
 
+/* What was loaded describes a machine memgate can plan for; else exit 2 with what is wrong. */
+static int topo_validate(const struct hw_info *hw, struct mg_err *err)
+{
+	if (!hw->n_pus)
+		return mg_err_set(err, EINVAL, "%s: the topology has no PU", hw->source_desc);
+	if (hw->n_pus > TOPO_MAX_PUS)
+		return mg_err_set(err, E2BIG, "%s: %u PUs; memgate plans for at most %d",
+				  hw->source_desc, hw->n_pus, TOPO_MAX_PUS);
+	if (!hw->n_numa)
+		return mg_err_set(err, EINVAL, "%s: the topology has no NUMA node",
+				  hw->source_desc);
+	for (unsigned int i = 0; i < hw->n_numa; i++)
+		if (hw->nodes[i].memory_bytes > TOPO_MAX_NODE_BYTES)
+			return mg_err_set(err, EINVAL,
+					  "%s: NUMA node %u claims %llu bytes of memory",
+					  hw->source_desc, hw->nodes[i].os_index,
+					  (unsigned long long)hw->nodes[i].memory_bytes);
+	return 0;
+}
+
 int hw_topo_load(struct hw_info *hw, const char *spec, struct mg_err *err)
 {
 	int ret;
@@ -195,8 +267,15 @@ int hw_topo_load(struct hw_info *hw, const char *spec, struct mg_err *err)
 		mg_err_set(err, -ret, "out of memory");
 		goto fail;
 	}
+	/* Names from outside reach JSON and XML reports: valid UTF-8 only. */
+	text_utf8_fix(hw->source_desc, sizeof(hw->source_desc));
+	ret = topo_validate(hw, err);
+	if (ret)
+		goto fail;
 	topo_caches(hw);
 	topo_names(hw);
+	text_utf8_fix(hw->cpu_model, sizeof(hw->cpu_model));
+	text_utf8_fix(hw->os_release, sizeof(hw->os_release));
 	return 0;
 fail:
 	free(hw->nodes);

@@ -477,6 +477,45 @@ static void test_interrupted_runs_report(void **state)
 	}
 }
 
+/* Hostile topologies: bounded before hwloc builds them, validated after, names made UTF-8. */
+static void test_hostile_topologies(void **state)
+{
+	char cmd[1024], bad_name[64];
+	char *out;
+	json_t *j;
+
+	(void)state;
+	expect(2, "has 100000 PUs; memgate plans for at most 16384",
+	       "hw --topology synthetic:'pack:100 core:100 pu:10'");
+	unlink("/tmp/memgate-topo.fifo");
+	assert_int_equal(mkfifo("/tmp/memgate-topo.fifo", 0600), 0);
+	expect(2, "not a regular file", "hw --topology /tmp/memgate-topo.fifo");
+	unlink("/tmp/memgate-topo.fifo");
+	snprintf(cmd, sizeof(cmd),
+		 "sed 's/local_memory=\"19316633600\"/local_memory="
+		 "\"18446744073709551615\"/' %s/24em64t-2n6c2t-pci.xml > /tmp/memgate-huge.xml",
+		 TOPO_DIR);
+	assert_int_equal(system(cmd), 0);
+	expect(2, "NUMA node 0 claims 18446744073709551615 bytes",
+	       "hw --topology "
+	       "/tmp/memgate-huge.xml");
+	unlink("/tmp/memgate-huge.xml");
+	/* A path that is not UTF-8: the JSON is still written, and valid. */
+	snprintf(bad_name, sizeof(bad_name), "/tmp/memgate-\xff\xfe.xml");
+	snprintf(cmd, sizeof(cmd), "cp %s/16em64t-4s2c2t.xml '%s'", TOPO_DIR, bad_name);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "hw --json --topology '%s'", bad_name);
+	assert_int_equal(memgate(&out, "%s", cmd), 0);
+	j = json_loads(out, 0, NULL);
+	if (!j)
+		fail_msg("not JSON: %s", out);
+	assert_non_null(
+	    strstr(json_string_value(json_object_get(j, "source_desc")), "\xEF\xBF\xBD"));
+	json_decref(j);
+	free(out);
+	unlink(bad_name);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +533,7 @@ int main(void)
 	    cmocka_unit_test(test_report_files),
 	    cmocka_unit_test(test_no_false_pass),
 	    cmocka_unit_test(test_interrupted_runs_report),
+	    cmocka_unit_test(test_hostile_topologies),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

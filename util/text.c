@@ -143,3 +143,26 @@ int text_index(const char *const *names, size_t n, const char *name)
 			return (int)i;
 	return -1;
 }
+
+int text_utf8_fix(char *buf, size_t size)
+{
+	size_t len = strlen(buf), n;
+	char *u;
+
+	if (!size)
+		return 0;
+	u = text_utf8_clean(buf, len);
+	if (!u)
+		return -ENOMEM;
+	n = strlen(u);
+	if (n >= size) {
+		/* Cut at a character boundary: never leave half a sequence behind. */
+		n = size - 1;
+		while (n > 0 && ((unsigned char)u[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(buf, u, n);
+	buf[n] = '\0';
+	free(u);
+	return 0;
+}

@@ -20,6 +20,13 @@ char *text_xml_clean(const char *s, size_t len);
 char *text_utf8_clean(const char *s, size_t len);
 
 /**
+ * text_utf8_fix() - make the NUL-terminated @buf (of @size bytes) valid UTF-8 in place: invalid
+ * sequences become U+FFFD, cut at a character boundary to fit. For names that come from
+ * outside (a topology path, a host name) and must reach JSON. Returns 0 or -ENOMEM.
+ */
+int text_utf8_fix(char *buf, size_t size);
+
+/**
  * text_read_file() - read at most @max bytes of @path into a new NUL-terminated buffer.
  * Returns the buffer (free it) or NULL with errno set.
  */
