@@ -122,6 +122,16 @@ static const struct metric_result *usable(const struct case_result *c, const str
 		set_message(r, OUTCOME_SKIP, msg);
 		return NULL;
 	}
+	if (c->outcome != OUTCOME_PASS && m && m->n) {
+		/* Samples there are; what is missing is a case that ran to its end. */
+		snprintf(msg, sizeof(msg),
+			 "%s did not complete (%s%s%s): its %zu %s samples are not "
+			 "judged",
+			 c->inst->name, case_outcome_name(c->outcome), c->message ? ": " : "",
+			 c->message ? c->message : "", m->n, s->metric);
+		set_message(r, OUTCOME_ERROR, msg);
+		return NULL;
+	}
 	if (c->outcome != OUTCOME_PASS || !m || !m->n) {
 		snprintf(msg, sizeof(msg), "%s has no %s samples to judge (%s%s%s)", c->inst->name,
 			 s->metric, case_outcome_name(c->outcome), c->message ? ": " : "",

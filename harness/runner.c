@@ -344,6 +344,26 @@ static int watch(struct child_io *io, struct case_result *r, int64_t deadline_ns
 	return 0;
 }
 
+/*
+ * What a child printed, as text a console and a report can show: a NUL would cut it short
+ * and an escape sequence would drive the reader's terminal, so both, and every other
+ * control but newline and tab, become '?'.
+ */
+static char *tail_text(const char *s, size_t len)
+{
+	char *t = malloc(len + 1);
+
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		t[i] = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : (char)c;
+	}
+	t[len] = '\0';
+	return t;
+}
+
 static void classify(struct child_io *io, struct case_result *r, int watch_ret,
 		     const struct run_opts *opts)
 {
@@ -375,7 +395,7 @@ static void classify(struct child_io *io, struct case_result *r, int watch_ret,
 		size_t skip =
 		    io->tail_len > STDERR_TAIL_BYTES ? io->tail_len - STDERR_TAIL_BYTES : 0;
 
-		r->stderr_tail = strndup(io->tail + skip, io->tail_len - skip);
+		r->stderr_tail = tail_text(io->tail + skip, io->tail_len - skip);
 	}
 }
 

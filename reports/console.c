@@ -16,6 +16,16 @@ char *report_metric_line(const struct metric_result *m, char *buf, size_t len)
 	return buf;
 }
 
+/* @s on a terminal, never driving it: control bytes but newline and tab print as '?'. */
+static void put_text(const char *s, FILE *out)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		fputc((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f ? '?' : c, out);
+	}
+}
+
 void report_console(const struct report_run *run, FILE *out)
 {
 	size_t count[4] = {0};
@@ -31,16 +41,21 @@ void report_console(const struct report_run *run, FILE *out)
 			if (r->metrics[k].n)
 				fprintf(out, "      %s\n",
 					report_metric_line(&r->metrics[k], line, sizeof(line)));
-		if (r->message && r->outcome != OUTCOME_PASS)
-			fprintf(out, "      %s\n", r->message);
+		if (r->message && r->outcome != OUTCOME_PASS) {
+			fputs("      ", out);
+			put_text(r->message, out);
+			fputc('\n', out);
+		}
 		if (r->outcome == OUTCOME_ERROR && r->stderr_tail) {
 			size_t len = strlen(r->stderr_tail);
 			/* The last few lines are usually enough to see why; the reports hold more.
 			 */
 			const char *tail = len > 600 ? r->stderr_tail + len - 600 : r->stderr_tail;
 
-			fprintf(out, "      stderr (tail):\n%s%s", tail,
-				tail[strlen(tail) - 1] == '\n' ? "" : "\n");
+			fputs("      stderr (tail):\n", out);
+			put_text(tail, out);
+			if (*tail && tail[strlen(tail) - 1] != '\n')
+				fputc('\n', out);
 		}
 	}
 	fprintf(out, "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped (%.1f s)\n",

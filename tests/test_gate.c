@@ -179,6 +179,14 @@ static void test_evaluate(void **state)
 	assert_int_equal(g.results[0].outcome, OUTCOME_PASS);
 	assert_int_equal(g.results[0].inst->def->kind, CASE_GATE);
 	gates_release(&g);
+	/* A case killed after some samples: the gate says it did not complete, not "no samples". */
+	rs[1].outcome = OUTCOME_ERROR;
+	rs[1].message = "crashed: killed by signal 9";
+	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
+	assert_int_equal(g.results[0].outcome, OUTCOME_ERROR);
+	assert_non_null(strstr(g.results[0].message, "b did not complete (ERROR: crashed"));
+	assert_non_null(strstr(g.results[0].message, "its 5 t samples are not judged"));
+	gates_release(&g);
 	/* A skipped reference skips the gate, with the reason. */
 	rs[1].outcome = OUTCOME_SKIP;
 	rs[1].message = "needs a second NUMA node";

@@ -37,6 +37,8 @@ static void run_crash(struct case_ctx *ctx)
 	case_sample(ctx, M_VALUE, 1, NULL);
 	case_sample(ctx, M_VALUE, 2, NULL);
 	fprintf(stderr, "about to crash\n");
+	/* A NUL and a terminal escape: the tail keeps what follows, and drives no terminal. */
+	fwrite("nul\0after \033[31mred\n", 1, 21, stderr);
 	fflush(stderr);
 	raise(SIGSEGV);
 }
@@ -206,6 +208,7 @@ static void test_crash_isolated(void **state)
 	assert_non_null(strstr(r->message, "signal 11 (SIGSEGV"));
 	assert_non_null(r->stderr_tail);
 	assert_non_null(strstr(r->stderr_tail, "about to crash"));
+	assert_non_null(strstr(r->stderr_tail, "nul?after ?[31mred"));
 	/* What was measured before the crash is kept. */
 	assert_int_equal(r->metrics[0].n, 2);
 	/* And the run went on past it. */
