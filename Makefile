@@ -6,9 +6,10 @@ TEST_PKGS := cmocka
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -I. -pthread
+# What the code needs whatever the command line says: `make CFLAGS=-O0` adds to these.
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -I. -pthread
 ifeq ($(WERROR),1)
-CFLAGS   += -Werror
+override CFLAGS += -Werror
 endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
@@ -16,7 +17,17 @@ TEST_CFLAGS = $(shell pkg-config --cflags $(TEST_PKGS))
 TEST_LIBS   = $(shell pkg-config --libs $(TEST_PKGS))
 LDLIBS   = $(PKG_LIBS) -lm -pthread
 
+# SAN=asan (what `make asan` sets): AddressSanitizer and UBSan, every object under
+# build-asan/; ThreadSanitizer's RCU test cannot share a binary with them, so it stays out.
+ifeq ($(SAN),asan)
+B := build-asan
+override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+TSAN_TEST :=
+else
 B := build
+TSAN_TEST = $(B)/tsan/test_rcu
+endif
 
 # The layers, lowest first: a file may include from its own folder and the ones before it
 # (tests/layers.sh checks it). cli/ is the top, the only one that sees everything.
@@ -30,9 +41,9 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
 # Every C file of the project, for format and lint.
-SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch]))
+SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch] fuzz/*.c))
 
-.PHONY: all deps run check tsan clean format lint
+.PHONY: all deps run check tsan asan clean format lint
 all: $(B)/memgate
 
 # The install script is idempotent and quick when everything is there already.
@@ -75,8 +86,12 @@ run: deps
 	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RUN_ARGS)
 
 check: deps
-	@$(MAKE) --no-print-directory all $(TESTS) $(B)/tsan/test_rcu
-	@sh tests/run.sh $(B) $(TESTS) tests/layers.sh $(B)/tsan/test_rcu
+	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)
+	@MEMGATE_SAN=$(SAN) sh tests/run.sh $(B) $(TESTS) tests/layers.sh $(TSAN_TEST)
+
+# The tests again under AddressSanitizer and UBSan (objects under build-asan/).
+asan:
+	@$(MAKE) --no-print-directory SAN=asan check
 
 format:
 	clang-format -i $(SRCS)
@@ -91,9 +106,41 @@ lint: deps
 		-std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) $(TEST_CFLAGS)' clang-tidy
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-asan build-fuzz
 
 # The assembler reads the rules into the binary (.incbin): rebuild when they change.
 $(B)/harness/rules_embedded.o: ci/rules.conf
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:%=%.d)
+
+# Fuzz targets for every parser of outside input memgate owns (clang's libFuzzer, with ASan
+# and UBSan): `make fuzz` builds them under build-fuzz/, `make fuzz-run` runs each for
+# FUZZ_SECONDS on fuzz/corpus/NAME (new inputs go to build-fuzz/corpus-NAME).
+FUZZ_CC      := clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-std=c11 -D_GNU_SOURCE -I.
+FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_OBJS    := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRCS) cli/options.c)
+
+build-fuzz/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
+
+build-fuzz/harness/rules_embedded.o: ci/rules.conf
+
+build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm -pthread
+
+.PHONY: fuzz fuzz-run
+fuzz: deps
+	@$(MAKE) --no-print-directory $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+
+fuzz-run: fuzz
+	@for t in $(FUZZ_NAMES); do \
+		mkdir -p build-fuzz/corpus-$$t; \
+		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=fuzz/lsan.supp build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=1024 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/$$t- build-fuzz/corpus-$$t fuzz/corpus/$$t \
+			2>&1 | grep -E '^stat::number_of_executed_units|^==|ERROR|SUMMARY' || exit 1; \
+	done

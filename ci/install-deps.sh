@@ -8,9 +8,11 @@ set -eu
 # rules file);
 # tests: cmocka, xmllint (schema validation of the JUnit output), jemalloc (the rcu suite
 # must SKIP its trim cases when malloc is not the C library's: tested with it preloaded).
-# lint: clang-format, clang-tidy and cppcheck (make lint).
+# lint: clang-format, clang-tidy and cppcheck (make lint); fuzz: clang and its libFuzzer
+# runtime (make fuzz).
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
-libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck"
+libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck \
+clang libclang-rt-14-dev"
 
 quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1

@@ -95,9 +95,12 @@ struct cli {
 	struct run_opts opts;
 };
 
-/* The option tables of the commands (memgate.c parses them all). */
-extern const struct option cli_list_options[], cli_run_options[], cli_ab_options[],
-    cli_compare_options[], cli_rules_options[], cli_plain_options[];
+/* The option tables of the commands (options.c). */
+extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
+    cli_ab_options[], cli_compare_options[], cli_rules_options[], cli_plain_options[];
+
+/** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
+int cli_print_usage(void);
 
 /** cli_usage_error() - "memgate: MESSAGE" and a hint on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -84,18 +84,12 @@ static int load_header(struct hist_run *r, struct mg_err *err)
 	return 0;
 }
 
-int hist_load(struct hist_run *r, const char *path, struct mg_err *err)
+/* The run in @r->root (taken over): its header, its cases. */
+static int hist_take(struct hist_run *r, const char *path, struct mg_err *err)
 {
-	json_error_t jerr;
 	const json_t *cases;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->root)
-		return mg_err_set(err, jerr.line > 0 ? EINVAL : ENOENT, "%s:%d: %s", path,
-				  jerr.line, jerr.text);
 	ret = load_header(r, err);
 	cases = json_object_get(r->root, "cases");
 	r->cases = ret ? NULL : calloc(json_array_size(cases) + 1, sizeof(*r->cases));
@@ -111,6 +105,32 @@ int hist_load(struct hist_run *r, const char *path, struct mg_err *err)
 	if (ret)
 		hist_release(r);
 	return ret;
+}
+
+int hist_load(struct hist_run *r, const char *path, struct mg_err *err)
+{
+	json_error_t jerr;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->path, sizeof(r->path), "%s", path);
+	r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r->root)
+		return mg_err_set(err, jerr.line > 0 ? EINVAL : ENOENT, "%s:%d: %s", path,
+				  jerr.line, jerr.text);
+	return hist_take(r, path, err);
+}
+
+int hist_parse(struct hist_run *r, const char *text, size_t len, const char *name,
+	       struct mg_err *err)
+{
+	json_error_t jerr;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->path, sizeof(r->path), "%s", name);
+	r->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r->root)
+		return mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+	return hist_take(r, name, err);
 }
 
 void hist_release(struct hist_run *r)

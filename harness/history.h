@@ -45,6 +45,10 @@ struct hist_run {
  */
 int hist_load(struct hist_run *r, const char *path, struct mg_err *err);
 
+/** hist_parse() - the same from @len bytes of @text, named @name in messages. */
+int hist_parse(struct hist_run *r, const char *text, size_t len, const char *name,
+	       struct mg_err *err);
+
 /** hist_release() - free what hist_load() made. */
 void hist_release(struct hist_run *r);
 

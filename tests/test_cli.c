@@ -253,6 +253,9 @@ static void test_rcu_suite(void **state)
 	       kvm ? "PASS  rcu.perf.boot[disks=1,impl=idle]"
 		   : "SKIP  rcu.perf.boot[disks=1,impl=idle]",
 	       boot1);
+	if (getenv("MEMGATE_SAN") && !strcmp(getenv("MEMGATE_SAN"), "asan"))
+		skip_because("under AddressSanitizer, whose runtime must be the first library: "
+			     "jemalloc cannot be preloaded before it");
 	if (glob("/usr/lib/*/libjemalloc.so.2", 0, NULL, &g) || !g.gl_pathc)
 		skip_because("no /usr/lib/*/libjemalloc.so.2 (Debian: libjemalloc2)");
 	assert_int_equal(setenv("LD_PRELOAD", g.gl_pathv[0], 1), 0);
@@ -516,6 +519,42 @@ static void test_hostile_topologies(void **state)
 	unlink(bad_name);
 }
 
+/* `memgate run ... | head -1`: a closed stdout is an error to report, not a silent death: the
+ * run ends with exit 3 and its JSON report written. (A pipe whose reader is already gone.) */
+static void test_closed_stdout(void **state)
+{
+	const char *json_path = "/tmp/memgate-pipe.json";
+	char bin[256];
+	char *json;
+	int fds[2], st;
+	pid_t pid;
+
+	(void)state;
+	unlink(json_path);
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	assert_int_equal(pipe(fds), 0);
+	close(fds[0]);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl(bin, bin, "run", "-s", "memslots", "-k", "*regression*", "--json", json_path,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	json = text_read_file(json_path, 1 << 22);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 3 || !json || !strstr(json, "lookup_bounds"))
+		fail_msg("exit %d (signal %d), JSON %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+			 WIFSIGNALED(st) ? WTERMSIG(st) : 0, json ? "incomplete" : "missing");
+	free(json);
+	unlink(json_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +573,7 @@ int main(void)
 	    cmocka_unit_test(test_no_false_pass),
 	    cmocka_unit_test(test_interrupted_runs_report),
 	    cmocka_unit_test(test_hostile_topologies),
+	    cmocka_unit_test(test_closed_stdout),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

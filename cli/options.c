@@ -1,0 +1,409 @@
+/* options.c - the command line's words: usage, option tables, number and size parsing. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "harness/impl_opts.h"
+
+static const char usage_text[] =
+    "usage: memgate [--help] [--version] COMMAND [OPTIONS]\n"
+    "\n"
+    "Regression tests and perf gates for the guest-memory paths of a QEMU/KVM hypervisor.\n"
+    "\n"
+    "commands:\n"
+    "  hw    [--json] [--topology SPEC]\n"
+    "        describe the host (or SPEC) the suites plan from\n"
+    "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--impl KEY=VALUE]... [--json]\n"
+    "        [--rules FILE] [--topology SPEC]\n"
+    "        the cases, with their parameters as this host expands them, and the gates\n"
+    "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
+    "        [--quick] [--timeout S] [--seed N] [--junit FILE] [--junit-style jenkins|ant]\n"
+    "        [--json FILE] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
+    "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
+    "        [--baseline PATH [--baseline-runs N]] [--topology SPEC]\n"
+    "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
+    "        with --baseline the perf metrics against earlier runs of this host class\n"
+    "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
+    "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick]\n"
+    "        [--junit FILE] [--json FILE] [--rules FILE] [--reserve-hugepages] [--size SIZE]\n"
+    "        is head slower than base? Every shared perf case, the two builds in turn,\n"
+    "        each round a fresh process of each; head's checks run once\n"
+    "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--rules FILE]\n"
+    "        judge a run against earlier ones (pooled per run) of the same host class\n"
+    "  baseline add RESULTS.json DIR\n"
+    "        file a run into a history directory, under DIR/HOST_CLASS_HASH/\n"
+    "  rules [--rules FILE]\n"
+    "        print the rules in effect (the embedded ones unless --rules)\n"
+    "\n"
+    "options:\n"
+    "  -s, --suite SUITE     only this suite (repeatable); default: all\n"
+    "  -k, --filter GLOB     only cases whose SUITE.GROUP.NAME[PARAMS] matches GLOB\n"
+    "      --case NAME       only the case named exactly NAME (repeatable)\n"
+    "      --checks          only the checks, no perf cases\n"
+    "  -n, --samples N       samples per metric after warm-up (default 15, quick 5;\n"
+    "                        ab: per round, default 3, quick 2)\n"
+    "      --warmup N        discarded samples first (default 3, quick 1; ab: 1)\n"
+    "      --quick           fewer samples and smaller sizes: a smoke run\n"
+    "      --timeout S       seconds per case before it is killed (default 600)\n"
+    "      --seed N          seed of the bootstrap and of random workloads (default 1)\n"
+    "      --junit FILE      write JUnit XML (Jenkins' dialect unless --junit-style ant)\n"
+    "      --json FILE       write every sample and summary as JSON: the unit of history\n"
+    "      --label TEXT      a free label stored in the JSON results\n"
+    "      --impl KEY=VALUE  the implementation under test (below); the others stay as\n"
+    "                        the references the gates compare it with\n"
+    "      --rules FILE      thresholds and tolerances (default: the embedded rules)\n"
+    "      --no-gates        no in-run gates (what ab asks of each side)\n"
+    "      --baseline PATH   a results file, or a directory of them (baseline add)\n"
+    "      --baseline-runs N the newest N runs of this host class there (default 5)\n"
+    "      --rounds N        ab: rounds of every shared case (default 5, quick 3)\n"
+    "      --confirm-rounds N  ab: fresh rounds for flagged metrics (default: --rounds)\n"
+    "      --any-host        compare: accept base runs of another host class\n"
+    "      --size SIZE       guest memory of the prealloc cases (default: min(4G, a\n"
+    "                        quarter of MemAvailable))\n"
+    "      --reserve-hugepages  as root, size the hugetlb pools for the planned cases;\n"
+    "                        the old size is put back on exit, Ctrl-C included\n"
+    "      --topology SPEC   FILE.xml (hwloc XML) or synthetic:\"pack:2 [numa] core:4 pu:2\";\n"
+    "                        plans are then checked, not executed\n"
+    "\n"
+    "exit status:\n"
+    "  0  every case, gate and comparison passed (or was skipped, with its reason)\n"
+    "  1  a check, gate or comparison failed, or a case crashed or timed out\n"
+    "  2  bad usage or bad input (options, topology, rules or results files, a side of\n"
+    "     ab that is not a memgate speaking its protocol)\n"
+    "  3  the harness itself failed\n"
+    "  128+N  interrupted by signal N; the reports hold what was measured\n";
+
+int cli_print_usage(void)
+{
+	fputs(usage_text, stdout);
+	printf(
+	    "\nimplementations under test (--impl KEY=VALUE; the first value is the default):\n");
+	impl_opts_describe(stdout);
+	return EXIT_PASSED;
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "memgate: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'memgate --help'.\n");
+	return EXIT_USAGE;
+}
+
+/* A whole number in [min, max]; anything else is a usage error naming the option. */
+static int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
+		       unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	/* Digits only: strtoul would take " -1" as 2^64 - 1. */
+	if (errno || !isdigit((unsigned char)s[0]) || *end || v < min || v > max) {
+		fprintf(stderr, "memgate: %s expects a whole number from %lu to %lu, got '%s'\n",
+			opt, min, max, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+const struct option cli_hw_options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_list_options[] = {
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"case", required_argument, NULL, OPT_CASE},
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"impl", required_argument, NULL, OPT_IMPL},
+    {"suite", required_argument, NULL, 's'},
+    {"filter", required_argument, NULL, 'k'},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_run_options[] = {
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"case", required_argument, NULL, OPT_CASE},
+    {"checks", no_argument, NULL, OPT_CHECKS},
+    {"no-gates", no_argument, NULL, OPT_NO_GATES},
+    {"label", required_argument, NULL, OPT_LABEL},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"baseline-runs", required_argument, NULL, OPT_BASELINE_RUNS},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
+    {"impl", required_argument, NULL, OPT_IMPL},
+    {"suite", required_argument, NULL, 's'},
+    {"filter", required_argument, NULL, 'k'},
+    {"samples", required_argument, NULL, 'n'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_ab_options[] = {
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"base", required_argument, NULL, OPT_BASE},
+    {"head", required_argument, NULL, OPT_HEAD},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"confirm-rounds", required_argument, NULL, OPT_CONFIRM_ROUNDS},
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"label", required_argument, NULL, OPT_LABEL},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
+    {"suite", required_argument, NULL, 's'},
+    {"filter", required_argument, NULL, 'k'},
+    {"samples", required_argument, NULL, 'n'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_compare_options[] = {
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"any-host", no_argument, NULL, OPT_ANY_HOST},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_rules_options[] = {
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_plain_options[] = {
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Guest sizes --size takes: a thread's 64 MiB at least; 1 PiB, past any host, at most. */
+#define SIZE_MIN_BYTES (64ULL << 20)
+#define SIZE_MAX_BYTES (1ULL << 50)
+
+/* A size: a whole number with an optional K, M, G or T (powers of 1024), at least 64M. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'T':
+		shift += 10; /* fall through */
+	case 'G':
+		shift += 10; /* fall through */
+	case 'M':
+		shift += 10; /* fall through */
+	case 'K':
+		shift += 10;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (errno || !isdigit((unsigned char)s[0]) || *end || v > (SIZE_MAX_BYTES >> shift) ||
+	    (v << shift) < SIZE_MIN_BYTES) {
+		fprintf(stderr,
+			"memgate: --size expects a size from 64M to 1024T, such as 512M or 4G, "
+			"got '%s'\n",
+			s);
+		return -EINVAL;
+	}
+	*out = v << shift;
+	return 0;
+}
+
+/* Options that take a value; returns 0, -EINVAL (usage error printed) or 1 (not one of these). */
+static int parse_valued(struct cli *c, int opt, const char *arg)
+{
+	unsigned long v;
+
+	switch (opt) {
+	case 'n':
+		if (parse_ulong("--samples", arg, 1, 100000, &v))
+			return -EINVAL;
+		c->opts.samples = (unsigned int)v;
+		c->samples_set = true;
+		return 0;
+	case OPT_WARMUP:
+		if (parse_ulong("--warmup", arg, 0, 100000, &v))
+			return -EINVAL;
+		c->opts.warmup = (unsigned int)v;
+		c->warmup_set = true;
+		return 0;
+	case OPT_TIMEOUT:
+		if (parse_ulong("--timeout", arg, 1, 7 * 86400, &v))
+			return -EINVAL;
+		c->opts.timeout_s = (double)v;
+		return 0;
+	case OPT_SEED:
+		if (parse_ulong("--seed", arg, 0, ULONG_MAX, &v))
+			return -EINVAL;
+		c->opts.seed = v;
+		return 0;
+	case OPT_SIZE:
+		if (parse_size(arg, &c->opts.size_bytes))
+			return -EINVAL;
+		return 0;
+	case OPT_BASELINE_RUNS:
+		return parse_ulong("--baseline-runs", arg, 1, 1000, &c->baseline_runs);
+	case OPT_ROUNDS:
+		c->rounds_set = true;
+		return parse_ulong("--rounds", arg, 2, 1000, &c->rounds);
+	case OPT_CONFIRM_ROUNDS:
+		return parse_ulong("--confirm-rounds", arg, 2, 1000, &c->confirm_rounds);
+	case OPT_JUNIT_STYLE:
+		if (strcmp(arg, "jenkins") && strcmp(arg, "ant")) {
+			cli_usage_error("--junit-style expects 'jenkins' or 'ant', got '%s'", arg);
+			return -EINVAL;
+		}
+		c->style = strcmp(arg, "ant") ? JUNIT_JENKINS : JUNIT_ANT;
+		return 0;
+	}
+	return 1;
+}
+
+static int parse_opt(struct cli *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 's':
+		if (c->n_suites == MAX_SUITE_ARGS) {
+			cli_usage_error("at most %s -s options", "16");
+			return -EINVAL;
+		}
+		c->suites[c->n_suites++] = arg;
+		return 0;
+	case 'k':
+		c->glob = arg;
+		return 0;
+	case OPT_QUICK:
+		c->opts.quick = true;
+		return 0;
+	case OPT_RESERVE:
+		c->reserve = true;
+		return 0;
+	case OPT_JUNIT:
+		c->junit = arg;
+		return 0;
+	case OPT_JSON:
+		c->json_out = true;
+		c->json_path = arg;
+		return 0;
+	case OPT_TOPOLOGY:
+		c->topology = arg;
+		return 0;
+	case OPT_RULES:
+		c->rules_path = arg;
+		return 0;
+	case OPT_CASE:
+		if (c->n_names == MAX_SUITE_ARGS) {
+			cli_usage_error("at most %d --case options", MAX_SUITE_ARGS);
+			return -EINVAL;
+		}
+		c->names[c->n_names++] = arg;
+		return 0;
+	case OPT_CHECKS:
+		c->checks_only = true;
+		return 0;
+	case OPT_NO_GATES:
+		c->no_gates = true;
+		return 0;
+	case OPT_LABEL:
+		c->label = arg;
+		return 0;
+	case OPT_BASELINE:
+		c->baseline = arg;
+		return 0;
+	case OPT_ANY_HOST:
+		c->any_host = true;
+		return 0;
+	case OPT_BASE:
+		c->base = arg;
+		return 0;
+	case OPT_HEAD:
+		c->head = arg;
+		return 0;
+	case OPT_IMPL: {
+		struct mg_err err;
+
+		if (impl_opts_set(&c->impl, arg, &err)) {
+			cli_usage_error("%s", err.msg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	}
+	return parse_valued(c, opt, arg);
+}
+
+/* Parse a command's options from its own table: an option of another command is refused. */
+int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
+	      int max_args)
+{
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	c->opts.samples = DEFAULT_SAMPLES;
+	c->opts.warmup = DEFAULT_WARMUP;
+	c->opts.timeout_s = DEFAULT_TIMEOUT_S;
+	c->opts.seed = 1;
+	c->opts.impl = &c->impl;
+	c->baseline_runs = DEFAULT_BASELINE_RUNS;
+	/* 0, not 1: glibc then forgets a half-read "-nabc" of an earlier parse as well. */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, shorts, table, NULL)) != -1) {
+		if (opt == '?' || opt == ':')
+			return EXIT_USAGE; /* getopt has said what was wrong */
+		if (opt == OPT_HELP)
+			exit(cli_print_usage());
+		if (parse_opt(c, opt, optarg))
+			return EXIT_USAGE;
+	}
+	while (optind < argc && c->n_args < max_args)
+		c->args[c->n_args++] = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	if (c->opts.quick && !c->samples_set)
+		c->opts.samples = QUICK_SAMPLES;
+	if (c->opts.quick && !c->warmup_set)
+		c->opts.warmup = QUICK_WARMUP;
+	return 0;
+}

@@ -1,0 +1,30 @@
+/* fuzz_names.c - libFuzzer target: --impl assignments, -k globs against case names, and the
+ * case identity A/B and baselines match by. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/case.h"
+#include "harness/impl_opts.h"
+#include "util/text.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1), key[256], *half;
+	struct impl_opts o = {0};
+	struct mg_err err;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	(void)impl_opts_set(&o, text, &err);
+	(void)case_key(text, key, sizeof(key));
+	half = text + strlen(text) / 2;
+	(void)text_glob(text, half);
+	(void)text_index((const char *const[]){"a", NULL, "b"}, 3, text);
+	free(text);
+	return 0;
+}
