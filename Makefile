@@ -21,6 +21,9 @@ LDLIBS   = $(PKG_LIBS) -lm -pthread
 # build-asan/; ThreadSanitizer's RCU test cannot share a binary with them, so it stays out.
 ifeq ($(SAN),asan)
 B := build-asan
+# Crashes stay signals (the runner reports them as such); leaks are reported with whole stacks.
+export ASAN_OPTIONS := handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0:fast_unwind_on_malloc=0
+export UBSAN_OPTIONS := print_stacktrace=1
 override CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 TSAN_TEST :=

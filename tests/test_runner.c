@@ -38,7 +38,9 @@ static void run_crash(struct case_ctx *ctx)
 	case_sample(ctx, M_VALUE, 2, NULL);
 	fprintf(stderr, "about to crash\n");
 	/* A NUL and a terminal escape: the tail keeps what follows, and drives no terminal. */
-	fwrite("nul\0after \033[31mred\n", 1, 21, stderr);
+	static const char marked[] = "nul\0after \033[31mred\n";
+
+	fwrite(marked, 1, sizeof(marked) - 1, stderr);
 	fflush(stderr);
 	raise(SIGSEGV);
 }

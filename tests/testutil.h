@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 /* cmocka's TAP output drops the reason of a skip: print it as a TAP comment first. */
@@ -26,6 +27,15 @@ static inline const char *test_build_dir(void)
 	const char *b = getenv("MEMGATE_BUILD");
 
 	return b ? b : "build";
+}
+
+/* Under AddressSanitizer (make asan): malloc is ASan's, mallinfo and malloc_trim are not glibc's.
+ */
+static inline int test_under_asan(void)
+{
+	const char *s = getenv("MEMGATE_SAN");
+
+	return s && !strcmp(s, "asan");
 }
 
 /* The shared folder beside the checkout, where the JUnit schemas live. */
