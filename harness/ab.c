@@ -272,12 +272,18 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	unlink(path);
 	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
 		    o->timeout_s, &status, err);
+	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
 	if (ret)
 		return ret;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
 		last_line(log, line, sizeof(line));
-		return mg_err_set(err, EIO, "%s (%s) failed on %s (exit %d): %s", s->role, s->spec,
-				  extra[1], WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+		return mg_err_set(err, ECANCELED, "%s (%s) failed on %s (%s %d): %s", s->role,
+				  s->spec, extra[1], WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
 	}
 	ret = hist_load(&r, path, err);
 	if (ret)
@@ -473,21 +479,28 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, struct his
 
 	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
 	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
+	memset(checks, 0, sizeof(*checks));
 	ret = spawn(head, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
 		    o->timeout_s * 4, &status, err);
+	/* Head dying on its checks is a result of head (an ERROR), not the harness failing. */
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
 	if (ret)
 		return ret;
 	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2) {
 		last_line(log, line, sizeof(line));
-		return mg_err_set(err, EIO, "head (%s) failed running its checks (exit %d): %s",
-				  head->spec, WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+		return mg_err_set(err, ECANCELED, "head (%s) failed running its checks (%s %d): %s",
+				  head->spec, WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
 	}
 	/* Exit 2: no check matched the selection; nothing to report. */
-	if (WEXITSTATUS(status) == 2) {
-		memset(checks, 0, sizeof(*checks));
+	if (WEXITSTATUS(status) == 2)
 		return 0;
-	}
-	return hist_load(checks, path, err);
+	if (hist_load(checks, path, err))
+		return -ECANCELED;
+	return 0;
 }
 
 /* Every perf case of @a whose key @b lacks: a SKIP saying which side has it. */
@@ -624,8 +637,12 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 		ret = list_side(head, o, &lh, err);
 	if (!ret)
 		ret = head_checks(head, o, &checks, err);
-	if (!ret && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases))
+	if ((!ret || ret == -ECANCELED) && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases + 1))
 		ret = mg_err_set(err, ENOMEM, "out of memory");
+	if (ret == -ECANCELED) {
+		extra_add(out, "ab", "checks", "head", OUTCOME_ERROR, err->msg, 0);
+		ret = 0;
+	}
 	for (size_t i = 0; !ret && i < checks.n_cases; i++) {
 		const struct hist_case *c = &checks.cases[i];
 

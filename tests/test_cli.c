@@ -309,6 +309,7 @@ static void test_rules_cli(void **state)
 static void test_ab_sides(void **state)
 {
 	char args[512];
+	FILE *f;
 
 	(void)state;
 	snprintf(args, sizeof(args), "ab --base /bin/true --head %s/memgate -s memslots",
@@ -319,6 +320,21 @@ static void test_ab_sides(void **state)
 	expect(2, "/nonexistent/memgate", args);
 	expect(2, "ab needs --base", "ab --head build/memgate");
 	expect(0, "memgate ab-protocol 1", "ab-protocol");
+	/* A head that speaks the protocol but dies on its runs: each case an ERROR, exit 1. */
+	f = fopen("/tmp/memgate-crash-head.sh", "w");
+	assert_non_null(f);
+	fprintf(
+	    f,
+	    "#!/bin/sh\ncase \"$1\" in run) kill -SEGV $$ ;; *) exec %s/memgate \"$@\" ;; esac\n",
+	    test_build_dir());
+	fclose(f);
+	assert_int_equal(chmod("/tmp/memgate-crash-head.sh", 0755), 0);
+	snprintf(args, sizeof(args),
+		 "ab --base %s/memgate --head /tmp/memgate-crash-head.sh -s "
+		 "memslots -k '*growth*' --quick",
+		 test_build_dir());
+	expect(1, "failed on memslots.update.growth[impl=shift] (signal 11)", args);
+	unlink("/tmp/memgate-crash-head.sh");
 }
 
 /*
