@@ -39,7 +39,7 @@ static int report_comparison(const struct cli *c, const struct hw_info *hw,
 
 	cli_report_init(&rep, c, hw, results, n);
 	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
-	report_console(&rep, stdout);
+	report_console(&rep, 0, stdout);
 	status = cli_write_reports(c, &rep) ? EXIT_HARNESS : cli_run_status(results, n);
 	return status;
 }

@@ -223,6 +223,12 @@ static void print_summaries(const struct report_run *rep, FILE *out)
 	}
 }
 
+/* A case's lines on stdout as it ends, terminal or pipe (the Jenkins console is a pipe). */
+static void show_case(const struct case_result *r, void *out)
+{
+	report_console_case(r, out);
+}
+
 /* Cases, gates and baseline verdicts, one array for the reports; shallow copies. */
 static struct case_result *merge_results(const struct case_result *results, size_t n,
 					 const struct gate_results *gates,
@@ -316,6 +322,8 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 		return EXIT_HARNESS;
 	cli_report_init(&rep, c, hw, results, n);
 	opts.progress = isatty(STDERR_FILENO);
+	opts.on_result = show_case;
+	opts.on_result_arg = stdout;
 	ret = runner_run(insts, n, hw, &opts, results, &err);
 	/* Gates judge complete runs only: an interrupted one reports its cases alone. */
 	if (!ret && !c->no_gates &&
@@ -332,7 +340,8 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	}
 	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
 	/* Whatever happened, what was measured is reported. */
-	report_console(&rep, stdout);
+	/* The cases were shown as they ended: the gates, baselines and counts are left. */
+	report_console(&rep, n, stdout);
 	print_summaries(&rep, stdout);
 	if (cli_write_reports(c, &rep))
 		status = EXIT_HARNESS;

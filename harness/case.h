@@ -108,6 +108,9 @@ struct run_opts {
 	const struct impl_opts *impl; /* implementations under test (NULL: defaults) */
 	uint64_t size_bytes;	      /* guest memory for the prealloc cases; 0: the default */
 	bool hugepages_reserved;      /* --reserve-hugepages was given and succeeded */
+	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
+	void (*on_result)(const struct case_result *r, void *arg);
+	void *on_result_arg;
 };
 
 /**

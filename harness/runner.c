@@ -488,6 +488,13 @@ static void progress(const struct run_opts *opts, size_t k, size_t n, const stru
 	fprintf(stderr, " %s (%.2f s)\n", case_outcome_name(r->outcome), r->time_s);
 }
 
+/* The caller's view of a final result, as it becomes final. */
+static void show(const struct run_opts *opts, const struct case_result *r)
+{
+	if (opts->on_result)
+		opts->on_result(r, opts->on_result_arg);
+}
+
 int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw,
 	       const struct run_opts *opts, struct case_result *results, struct mg_err *err)
 {
@@ -506,6 +513,7 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 		}
 		if (interrupted) {
 			case_result_set_outcome(&results[i], OUTCOME_ERROR, "not run: interrupted");
+			show(opts, &results[i]);
 			continue;
 		}
 		progress(opts, i, n, &insts[i], NULL);
@@ -515,14 +523,17 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 		if (ret)
 			case_result_set_outcome(&results[i], OUTCOME_ERROR, err->msg);
 		progress(opts, i, n, &insts[i], &results[i]);
+		show(opts, &results[i]);
 		if (ret)
 			break;
 	}
 	/* Results past a harness failure still need to be valid for the caller to release. */
 	for (i = i + (i < n); ret && i < n; i++)
-		if (!case_result_init(&results[i], &insts[i]))
+		if (!case_result_init(&results[i], &insts[i])) {
 			case_result_set_outcome(&results[i], OUTCOME_ERROR,
 						"not run: the harness failed");
+			show(opts, &results[i]);
+		}
 	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
 		sigaction(stop_signals[s], &old[s], NULL);
 	return ret ? ret : interrupted;

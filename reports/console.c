@@ -26,37 +26,43 @@ static void put_text(const char *s, FILE *out)
 	}
 }
 
-void report_console(const struct report_run *run, FILE *out)
+void report_console_case(const struct case_result *r, FILE *out)
 {
-	size_t count[4] = {0};
 	char full[256], line[512];
 
-	for (size_t i = 0; i < run->n; i++) {
-		const struct case_result *r = &run->results[i];
+	fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
+		case_full_name(r->inst, full, sizeof(full)), r->time_s);
+	for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
+		if (r->metrics[k].n)
+			fprintf(out, "      %s\n",
+				report_metric_line(&r->metrics[k], line, sizeof(line)));
+	if (r->message && r->outcome != OUTCOME_PASS) {
+		fputs("      ", out);
+		put_text(r->message, out);
+		fputc('\n', out);
+	}
+	if (r->outcome == OUTCOME_ERROR && r->stderr_tail) {
+		size_t len = strlen(r->stderr_tail);
+		/* The last few lines are usually enough to see why; the reports hold more. */
+		const char *tail = len > 600 ? r->stderr_tail + len - 600 : r->stderr_tail;
 
-		count[r->outcome]++;
-		fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
-			case_full_name(r->inst, full, sizeof(full)), r->time_s);
-		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
-			if (r->metrics[k].n)
-				fprintf(out, "      %s\n",
-					report_metric_line(&r->metrics[k], line, sizeof(line)));
-		if (r->message && r->outcome != OUTCOME_PASS) {
-			fputs("      ", out);
-			put_text(r->message, out);
+		fputs("      stderr (tail):\n", out);
+		put_text(tail, out);
+		if (*tail && tail[strlen(tail) - 1] != '\n')
 			fputc('\n', out);
-		}
-		if (r->outcome == OUTCOME_ERROR && r->stderr_tail) {
-			size_t len = strlen(r->stderr_tail);
-			/* The last few lines are usually enough to see why; the reports hold more.
-			 */
-			const char *tail = len > 600 ? r->stderr_tail + len - 600 : r->stderr_tail;
+	}
+	/* As the case ends, also when stdout is a pipe (a Jenkins console). */
+	fflush(out);
+}
 
-			fputs("      stderr (tail):\n", out);
-			put_text(tail, out);
-			if (*tail && tail[strlen(tail) - 1] != '\n')
-				fputc('\n', out);
-		}
+void report_console(const struct report_run *run, size_t from, FILE *out)
+{
+	size_t count[4] = {0};
+
+	for (size_t i = 0; i < run->n; i++) {
+		count[run->results[i].outcome]++;
+		if (i >= from)
+			report_console_case(&run->results[i], out);
 	}
 	fprintf(out, "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped (%.1f s)\n",
 		run->n, count[OUTCOME_PASS], count[OUTCOME_FAIL], count[OUTCOME_ERROR],

@@ -36,8 +36,17 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 /** report_json_write() - write @run as JSON (the input of baselines) to @path. 0 or -errno. */
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err);
 
-/** report_console() - the readable table: one line per case, figures of perf cases. */
-void report_console(const struct report_run *run, FILE *out);
+/**
+ * report_console_case() - one result as a person reads it: outcome, name, time, the figures
+ * of a perf case, the message and the stderr tail of a failure; flushed at once.
+ */
+void report_console_case(const struct case_result *r, FILE *out);
+
+/**
+ * report_console() - every result from index @from on (the ones before were shown as they
+ * ended), then the line that counts them all.
+ */
+void report_console(const struct report_run *run, size_t from, FILE *out);
 
 /** report_metric_line() - "name: median U (MAD .., n ..)" for metric @m into @buf. */
 char *report_metric_line(const struct metric_result *m, char *buf, size_t len);

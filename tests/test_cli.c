@@ -573,6 +573,41 @@ static void test_closed_stdout(void **state)
 	unlink(json_path);
 }
 
+/* The console is a pipe in Jenkins: a case's line arrives when it ends, not with the rest. */
+static void test_lines_as_cases_end(void **state)
+{
+	char bin[256], line[512];
+	int fds[2], st;
+	FILE *in;
+	pid_t pid, alive;
+
+	(void)state;
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		close(fds[0]);
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl(bin, bin, "run", "-s", "memslots", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	in = fdopen(fds[0], "r");
+	assert_non_null(in);
+	assert_non_null(fgets(line, sizeof(line), in));
+	/* The first case's line is here while the suite (tens of cases) still runs. */
+	alive = waitpid(pid, &st, WNOHANG);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	fclose(in);
+	assert_non_null(strstr(line, "PASS  memslots.check.equivalence[capacity=125,order=size]"));
+	assert_int_equal(alive, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(test_interrupted_runs_report),
 	    cmocka_unit_test(test_hostile_topologies),
 	    cmocka_unit_test(test_closed_stdout),
+	    cmocka_unit_test(test_lines_as_cases_end),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
