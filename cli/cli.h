@@ -65,6 +65,7 @@ enum {
 	OPT_HEAD,
 	OPT_ROUNDS,
 	OPT_CONFIRM_ROUNDS,
+	OPT_SHARD,
 };
 
 struct cli {
@@ -81,6 +82,7 @@ struct cli {
 	unsigned long baseline_runs;
 	const char *base, *head; /* ab: the sides */
 	unsigned long rounds, confirm_rounds;
+	unsigned long shard, shards; /* --shard I/N, 1-based; 0 shards: none */
 	bool rounds_set;
 	const char *args[MAX_SUITE_ARGS]; /* positional: compare's files */
 	int n_args;

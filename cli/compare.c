@@ -72,7 +72,8 @@ static void remove_workdir(const char *dir)
 }
 
 /* The options both sides' `list` and `run` get, rebuilt from what was parsed. */
-static int ab_common(const struct cli *c, const char **argv, int max, char *numbers, size_t len)
+static int ab_common(const struct cli *c, const char **argv, int max, char *numbers, size_t len,
+		     char *shard)
 {
 	int n = 0;
 
@@ -92,6 +93,11 @@ static int ab_common(const struct cli *c, const char **argv, int max, char *numb
 	}
 	if (c->opts.quick && n + 1 < max)
 		argv[n++] = "--quick";
+	if (c->shards && n + 2 < max) {
+		snprintf(shard, 32, "%lu/%lu", c->shard, c->shards);
+		argv[n++] = "--shard";
+		argv[n++] = shard;
+	}
 	return n;
 }
 
@@ -129,7 +135,7 @@ int cli_cmd_ab(int argc, char **argv)
 	struct ab_outcome out;
 	struct mg_err err = {0};
 	const char *common[4 * MAX_SUITE_ARGS + 8];
-	char size[32], context[1024], dir[512];
+	char size[32], shard[32], context[1024], dir[512];
 	struct case_inst *insts = NULL;
 	size_t n_insts = 0;
 	struct case_result *all;
@@ -149,7 +155,7 @@ int cli_cmd_ab(int argc, char **argv)
 	}
 	if (ret)
 		goto out_hw;
-	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size));
+	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size), shard);
 	o.common = common;
 	if (make_workdir(dir, sizeof(dir))) {
 		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));

@@ -52,7 +52,9 @@ int cli_expand(const struct cli *c, const struct hw_info *hw, struct case_inst *
 				  .glob = c->glob,
 				  .names = c->names,
 				  .n_names = c->n_names,
-				  .kinds = c->checks_only ? 1u << CASE_CHECK : 0};
+				  .kinds = c->checks_only ? 1u << CASE_CHECK : 0,
+				  .shard = c->shards ? (unsigned int)c->shard - 1 : 0,
+				  .shards = (unsigned int)c->shards};
 	struct mg_err err = {0};
 	int ret = runner_expand(suites, n_suites, hw, &c->opts, &f, insts, n, &err);
 
@@ -93,7 +95,7 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	}
 	/* A rule that matches nothing is a typo, or a case this host lacks: say so, unless
 	 * the selection narrowed the cases on purpose. */
-	if (!c->glob && !c->n_names && !c->checks_only)
+	if (!c->glob && !c->n_names && !c->checks_only && !c->shards)
 		rules_warn_unused(&c->rules, *insts, *n, stderr);
 	return 0;
 }

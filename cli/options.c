@@ -19,7 +19,8 @@ static const char usage_text[] =
     "commands:\n"
     "  hw    [--json] [--topology SPEC]\n"
     "        describe the host (or SPEC) the suites plan from\n"
-    "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--impl KEY=VALUE]... [--json]\n"
+    "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
+    "[--json]\n"
     "        [--rules FILE] [--topology SPEC]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
@@ -46,6 +47,7 @@ static const char usage_text[] =
     "  -k, --filter GLOB     only cases whose SUITE.GROUP.NAME[PARAMS] matches GLOB\n"
     "      --case NAME       only the case named exactly NAME (repeatable)\n"
     "      --checks          only the checks, no perf cases\n"
+    "      --shard I/N       shard I of N: each case definition in one shard, its gates with it\n"
     "  -n, --samples N       samples per metric after warm-up (default 15, quick 5;\n"
     "                        ab: per round, default 3, quick 2)\n"
     "      --warmup N        discarded samples first (default 3, quick 1; ab: 1)\n"
@@ -127,6 +129,7 @@ const struct option cli_hw_options[] = {
 };
 
 const struct option cli_list_options[] = {
+    {"shard", required_argument, NULL, OPT_SHARD},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"size", required_argument, NULL, OPT_SIZE},
     {"json", no_argument, NULL, OPT_JSON},
@@ -141,6 +144,7 @@ const struct option cli_list_options[] = {
 };
 
 const struct option cli_run_options[] = {
+    {"shard", required_argument, NULL, OPT_SHARD},
     {"rules", required_argument, NULL, OPT_RULES},
     {"case", required_argument, NULL, OPT_CASE},
     {"checks", no_argument, NULL, OPT_CHECKS},
@@ -167,6 +171,7 @@ const struct option cli_run_options[] = {
 };
 
 const struct option cli_ab_options[] = {
+    {"shard", required_argument, NULL, OPT_SHARD},
     {"seed", required_argument, NULL, OPT_SEED},
     {"base", required_argument, NULL, OPT_BASE},
     {"head", required_argument, NULL, OPT_HEAD},
@@ -251,6 +256,26 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* --shard I/N: shard I (1 to N) of N (1 to 1000). */
+static int parse_shard(const char *s, unsigned long *shard, unsigned long *shards)
+{
+	char *end;
+	unsigned long i, n;
+
+	errno = 0;
+	i = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
+	if (i && *end == '/' && isdigit((unsigned char)end[1])) {
+		n = strtoul(end + 1, &end, 10);
+		if (!errno && !*end && n >= 1 && n <= 1000 && i <= n) {
+			*shard = i;
+			*shards = n;
+			return 0;
+		}
+	}
+	fprintf(stderr, "memgate: --shard expects I/N with 1 <= I <= N <= 1000, got '%s'\n", s);
+	return -EINVAL;
+}
+
 /* Options that take a value; returns 0, -EINVAL (usage error printed) or 1 (not one of these). */
 static int parse_valued(struct cli *c, int opt, const char *arg)
 {
@@ -283,6 +308,8 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 		if (parse_size(arg, &c->opts.size_bytes))
 			return -EINVAL;
 		return 0;
+	case OPT_SHARD:
+		return parse_shard(arg, &c->shard, &c->shards);
 	case OPT_BASELINE_RUNS:
 		return parse_ulong("--baseline-runs", arg, 1, 1000, &c->baseline_runs);
 	case OPT_ROUNDS:

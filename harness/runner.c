@@ -59,7 +59,20 @@ static int check_suite_names(const struct suite_def *const *suites, size_t n_sui
 	return 0;
 }
 
-/* Does the instance named @full pass @f: its glob, its exact names, its kind? */
+/*
+ * --shard I/N: a case definition (SUITE.GROUP.NAME, its parameters left out) belongs to one
+ * shard, by a hash every host computes alike; a gate, which judges instances of one case,
+ * stays in the shard that runs them.
+ */
+static bool in_shard(const struct runner_filter *f, const char *full)
+{
+	char def[256];
+
+	snprintf(def, sizeof(def), "%.*s", (int)strcspn(full, "["), full);
+	return util_fnv1a64(UTIL_FNV1A64_INIT, def) % f->shards == f->shard;
+}
+
+/* Does the instance named @full pass @f: its glob, its exact names, its kind, its shard? */
 static bool passes(const struct runner_filter *f, const struct case_def *d, const char *full)
 {
 	bool named = !f || !f->n_names;
@@ -70,7 +83,9 @@ static bool passes(const struct runner_filter *f, const struct case_def *d, cons
 		return false;
 	if (f && f->glob && !text_glob(f->glob, full))
 		return false;
-	return !f || !f->kinds || (f->kinds & (1u << d->kind));
+	if (f && f->kinds && !(f->kinds & (1u << d->kind)))
+		return false;
+	return !f || !f->shards || in_shard(f, full);
 }
 
 /* Append the instances of one case definition that pass @f. */

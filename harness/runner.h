@@ -9,7 +9,8 @@
 #include "util/err.h"
 
 /* Which cases to run: suite names (all when n_suites is 0), a glob on "suite.group.name[..]",
- * exact names (any when n_names is 0), kinds (bits 1 << enum case_kind; 0: all). */
+ * exact names (any when n_names is 0), kinds (bits 1 << enum case_kind; 0: all), and a
+ * shard (--shard I/N: keep shard @shard, 0-based, of @shards; 0 shards: all). */
 struct runner_filter {
 	const char *const *suites;
 	size_t n_suites;
@@ -17,6 +18,7 @@ struct runner_filter {
 	const char *const *names;
 	size_t n_names;
 	unsigned int kinds;
+	unsigned int shard, shards;
 };
 
 /**

@@ -337,10 +337,33 @@ static void test_ab_sides(void **state)
 	unlink("/tmp/memgate-crash-head.sh");
 }
 
+/* Copy results @from to @to with every sample of a cycles metric times @k. */
+static void scale_samples(const char *from, const char *to, double k)
+{
+	json_t *root = json_load_file(from, 0, NULL), *cases = json_object_get(root, "cases");
+
+	assert_non_null(root);
+	for (size_t i = 0; i < json_array_size(cases); i++) {
+		json_t *ms = json_object_get(json_array_get(cases, i), "metrics");
+
+		for (size_t m = 0; m < json_array_size(ms); m++) {
+			json_t *met = json_array_get(ms, m), *v = json_object_get(met, "samples");
+
+			if (strcmp(json_string_value(json_object_get(met, "unit")), "cycles"))
+				continue;
+			for (size_t s = 0; s < json_array_size(v); s++)
+				json_real_set(json_array_get(v, s),
+					      k * json_number_value(json_array_get(v, s)));
+		}
+	}
+	assert_int_equal(json_dump_file(root, to, 0), 0);
+	json_decref(root);
+}
+
 /*
- * Results as history: two runs of the same build compare clean; a run of another host
- * class is refused; `baseline add` files a run, `run --baseline` finds it, and a heap-sort
- * head fails against it.
+ * Results as history: a run compares clean against itself and fails against its double; a run of
+ * another host class is refused; `baseline add` files a run, `run --baseline` finds it, and a
+ * heap-sort head fails against it.
  */
 static void test_history_cli(void **state)
 {
@@ -356,11 +379,15 @@ static void test_history_cli(void **state)
 	snprintf(hist, sizeof(hist), "%s/hist", dir);
 	snprintf(args, sizeof(args), "run %s --label a --json %s", sel, a);
 	expect(0, NULL, args);
-	snprintf(args, sizeof(args), "run %s --json %s", sel, b);
-	expect(0, NULL, args);
-	/* The same build against itself, its cycle counts: within the tolerances. */
-	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	/*
+	 * No timing here: a run against itself passes, and the same run with every cycle count
+	 * doubled (written below) fails, naming the metric.
+	 */
+	snprintf(args, sizeof(args), "compare %s %s", a, a);
 	expect(0, "impl.update_max", args);
+	scale_samples(a, b, 2.0);
+	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	expect(1, "REGRESSION: impl.update_max", args);
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's/\"hash\": \"[0-9a-f]*\"/\"hash\": \"0123456789abcdef\"/' "
 		 "%s > %s",
@@ -608,6 +635,37 @@ static void test_lines_as_cases_end(void **state)
 	assert_int_equal(alive, 0);
 }
 
+/* --shard I/N partitions `memgate list`: every line in exactly one shard, gates included. */
+static void test_shards_partition(void **state)
+{
+	char *all, *s1, *s2, *s3;
+	size_t lines = 0, found = 0, total;
+
+	(void)state;
+	assert_int_equal(memgate(&all, "list"), 0);
+	assert_int_equal(memgate(&s1, "list --shard 1/3"), 0);
+	assert_int_equal(memgate(&s2, "list --shard 2/3"), 0);
+	assert_int_equal(memgate(&s3, "list --shard 3/3"), 0);
+	total = strlen(all);
+	for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+		int in = (strstr(s1, line) != NULL) + (strstr(s2, line) != NULL) +
+			 (strstr(s3, line) != NULL);
+
+		lines++;
+		found += in == 1;
+		if (in != 1)
+			print_error("in %d shards: %s\n", in, line);
+	}
+	assert_true(lines > 20);
+	assert_int_equal(found, lines);
+	assert_int_equal(strlen(s1) + strlen(s2) + strlen(s3), total);
+	free(all);
+	free(s1);
+	free(s2);
+	free(s3);
+	expect(2, "--shard expects I/N", "list --shard 0/2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +686,7 @@ int main(void)
 	    cmocka_unit_test(test_hostile_topologies),
 	    cmocka_unit_test(test_closed_stdout),
 	    cmocka_unit_test(test_lines_as_cases_end),
+	    cmocka_unit_test(test_shards_partition),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
