@@ -281,9 +281,10 @@ static void validate(const char *xml, const char *schema)
 	char cmd[1024], path[256];
 	int rc;
 
-	snprintf(path, sizeof(path), SHARED_DIR "/schemas/%s", schema);
+	snprintf(path, sizeof(path), "%s/%s", test_schema_dir(), schema);
 	if (access(path, R_OK))
-		skip_because("%s not found (run from the checkout, shared/ beside it)", path);
+		skip_because("%s not found (MEMGATE_SCHEMAS names the folder of the JUnit schemas)",
+			     path);
 	if (system("command -v xmllint >/dev/null 2>&1"))
 		skip_because("xmllint not installed (ci/install-deps.sh installs libxml2-utils)");
 	snprintf(cmd, sizeof(cmd), "xmllint --noout --schema %s %s", path, xml);

@@ -38,8 +38,13 @@ static inline int test_under_asan(void)
 	return s && !strcmp(s, "asan");
 }
 
-/* The shared folder beside the checkout, where the JUnit schemas live. */
-#define SHARED_DIR "../shared"
+/* Where the two JUnit schemas are: $MEMGATE_SCHEMAS, else the shared folder beside the checkout. */
+static inline const char *test_schema_dir(void)
+{
+	const char *d = getenv("MEMGATE_SCHEMAS");
+
+	return d && *d ? d : "../shared/schemas";
+}
 
 /* Real machines' hwloc XML, in the repository (with hwloc's licence). */
 #define TOPO_DIR "topologies"
