@@ -172,7 +172,6 @@ const struct option cli_run_options[] = {
 
 const struct option cli_ab_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
-    {"seed", required_argument, NULL, OPT_SEED},
     {"base", required_argument, NULL, OPT_BASE},
     {"head", required_argument, NULL, OPT_HEAD},
     {"rounds", required_argument, NULL, OPT_ROUNDS},
