@@ -303,13 +303,17 @@ static int judge_baseline(const struct cli *c, const struct hw_info *hw,
 		 n_runs, hw->fingerprint_hash, c->baseline, n_runs ? runs[0].timestamp : "-",
 		 n_runs ? runs[0].commit : "-", n_runs ? runs[0].kernel : "-", hw->os_release,
 		 hw->glibc);
-	if (!ret)
+	if (!ret && n_runs) {
 		ret = compare_results_make(j, nj, "baseline", context, out);
-	if (!ret && !n_runs)
-		fprintf(stderr,
-			"memgate: --baseline %s: no run of this host class (%s); the "
-			"baseline gates are skipped\n",
-			c->baseline, hw->fingerprint_hash);
+	} else if (!ret) {
+		/* Nothing to judge against (a first build): a SKIP that says so, not a failure. */
+		snprintf(context, sizeof(context),
+			 "--baseline %s: no run of this host class (%s) "
+			 "there: the baseline gates are skipped",
+			 c->baseline, hw->fingerprint_hash);
+		free(j);
+		ret = compare_results_skip("baseline", "history", context, out);
+	}
 	hist_release_shared(&head);
 	for (size_t i = 0; i < n_runs; i++)
 		hist_release(&runs[i]);

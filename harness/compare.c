@@ -257,3 +257,22 @@ void compare_results_release(struct compare_results *out)
 	free(out->judged);
 	memset(out, 0, sizeof(*out));
 }
+
+int compare_results_skip(const char *mode, const char *group, const char *why,
+			 struct compare_results *out)
+{
+	int ret = compare_results_make(NULL, 0, mode, "", out);
+
+	if (ret)
+		return ret;
+	/* compare_results_make() left room for one more: the SKIP that says why none ran. */
+	out->defs[0] = (struct case_def){
+	    .name = "gates", .group = group, .kind = CASE_GATE, .doc = "nothing to compare with"};
+	out->insts[0] = (struct case_inst){
+	    .suite = strcmp(mode, "ab") ? &baseline_suite : &ab_suite, .def = &out->defs[0]};
+	snprintf(out->insts[0].name, sizeof(out->insts[0].name), "gates");
+	out->results[0].inst = &out->insts[0];
+	case_result_set_outcome(&out->results[0], OUTCOME_SKIP, why);
+	out->n = 1;
+	return 0;
+}

@@ -60,6 +60,13 @@ int compare_runs(const struct hist_run *base, size_t n_base, const struct hist_r
 int compare_results_make(struct judged *j, size_t n, const char *mode, const char *context,
 			 struct compare_results *out);
 
+/**
+ * compare_results_skip() - one SKIP result of suite @mode, group @group, saying @why: the
+ * comparison had nothing to judge against. Returns 0 or -ENOMEM.
+ */
+int compare_results_skip(const char *mode, const char *group, const char *why,
+			 struct compare_results *out);
+
 /** compare_results_release() - free what compare_results_make() made. */
 void compare_results_release(struct compare_results *out);
 
