@@ -132,6 +132,9 @@ build-fuzz/%.o: %.c
 
 build-fuzz/harness/rules_embedded.o: ci/rules.conf
 
+# Kept between builds: make would delete them as intermediates of the targets.
+.SECONDARY: $(FUZZ_OBJS)
+
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm -pthread
 

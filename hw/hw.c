@@ -103,9 +103,9 @@ void hw_fingerprint(struct hw_info *hw)
 	 * Memory to the nearest GiB: firmware and kernel reservations move the exact figure.
 	 */
 	snprintf(hw->fingerprint, sizeof(hw->fingerprint),
-		 "%s/%s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%s", arch ? arch : "unknown",
-		 hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores, hw->n_pus,
-		 (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages);
+		 "%.32s/%.100s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%.60s",
+		 arch ? arch : "unknown", hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores,
+		 hw->n_pus, (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages);
 	snprintf(hw->fingerprint_hash, sizeof(hw->fingerprint_hash), "%016" PRIx64,
 		 util_fnv1a64(UTIL_FNV1A64_INIT, hw->fingerprint));
 }
