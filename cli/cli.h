@@ -42,6 +42,7 @@ enum {
 /* Long options without a short form. */
 enum {
 	OPT_JSON = 256,
+	OPT_CSV,
 	OPT_TOPOLOGY,
 	OPT_WARMUP,
 	OPT_QUICK,
@@ -89,6 +90,7 @@ struct cli {
 	const char *topology;
 	const char *junit;
 	const char *json_path;
+	const char *csv_dir; /* --csv: a folder, one file per chart */
 	enum junit_style style;
 	bool json_out;
 	bool samples_set, warmup_set;
@@ -143,7 +145,7 @@ int cli_check_reports(const struct cli *c);
 void cli_report_init(struct report_run *rep, const struct cli *c, const struct hw_info *hw,
 		     const struct case_result *results, size_t n);
 
-/** cli_write_reports() - --junit and --json of @rep. Returns 0 or EXIT_HARNESS. */
+/** cli_write_reports() - --junit, --json and --csv of @rep. Returns 0 or EXIT_HARNESS. */
 int cli_write_reports(const struct cli *c, const struct report_run *rep);
 
 /** cli_run_status() - the exit status @n results earn: failures and errors first. */

@@ -105,7 +105,8 @@ int cli_check_reports(const struct cli *c)
 	struct mg_err err = {0};
 
 	if ((c->junit && report_path_check(c->junit, "--junit", &err)) ||
-	    (c->json_path && report_path_check(c->json_path, "--json", &err))) {
+	    (c->json_path && report_path_check(c->json_path, "--json", &err)) ||
+	    (c->csv_dir && report_csv_check(c->csv_dir, &err))) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
@@ -143,6 +144,10 @@ int cli_write_reports(const struct cli *c, const struct report_run *rep)
 		ret = EXIT_HARNESS;
 	}
 	if (c->json_path && report_json_write(rep, c->json_path, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		ret = EXIT_HARNESS;
+	}
+	if (c->csv_dir && report_csv_write(rep, c->csv_dir, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		ret = EXIT_HARNESS;
 	}

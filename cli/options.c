@@ -25,7 +25,7 @@ static const char usage_text[] =
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--timeout S] [--seed N] [--junit FILE] [--junit-style jenkins|ant]\n"
-    "        [--json FILE] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
+    "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
@@ -56,6 +56,8 @@ static const char usage_text[] =
     "      --seed N          seed of the bootstrap and of random workloads (default 1)\n"
     "      --junit FILE      write JUnit XML (Jenkins' dialect unless --junit-style ant)\n"
     "      --json FILE       write every sample and summary as JSON: the unit of history\n"
+    "      --csv DIR         run: each suite's medians per unit as DIR/SUITE-UNIT.csv, for\n"
+    "                        Jenkins' Plot plugin (a row of labels, a row of values)\n"
     "      --label TEXT      a free label stored in the JSON results\n"
     "      --impl KEY=VALUE  the implementation under test (below); the others stay as\n"
     "                        the references the gates compare it with\n"
@@ -165,6 +167,7 @@ const struct option cli_run_options[] = {
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
     {"json", required_argument, NULL, OPT_JSON},
+    {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -348,6 +351,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_JUNIT:
 		c->junit = arg;
+		return 0;
+	case OPT_CSV:
+		c->csv_dir = arg;
 		return 0;
 	case OPT_JSON:
 		c->json_out = true;

@@ -37,6 +37,18 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err);
 
 /**
+ * report_csv_check() - before a run: make folder @dir if it is missing, and see that report
+ * files can be written in it. Returns 0 or -errno with @err.
+ */
+int report_csv_check(const char *dir, struct mg_err *err);
+
+/**
+ * report_csv_write() - @run's medians as Jenkins' Plot plugin reads them: for each suite and
+ * unit, @dir/SUITE-UNIT.csv holds a row of labels ("CASE METRIC") and a row of values.
+ */
+int report_csv_write(const struct report_run *run, const char *dir, struct mg_err *err);
+
+/**
  * report_console_case() - one result as a person reads it: outcome, name, time, the figures
  * of a perf case, the message and the stderr tail of a failure; flushed at once.
  */

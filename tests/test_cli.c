@@ -460,6 +460,76 @@ static void test_report_files(void **state)
 	assert_int_equal(system(args), 0);
 }
 
+/* The fields of one CSV line, quotes undone, into @f; returns how many. */
+static int csv_fields(char *line, char f[][160], int max)
+{
+	int n = 0;
+
+	line[strcspn(line, "\n")] = '\0';
+	while (n < max) {
+		size_t k = 0;
+		bool quoted = *line == '"';
+
+		for (line += quoted; *line && (quoted || *line != ','); line++) {
+			if (quoted && *line == '"') {
+				if (line[1] != '"') {
+					quoted = false;
+					continue;
+				}
+				line++;
+			}
+			if (k < 159)
+				f[n][k++] = *line;
+		}
+		f[n++][k] = '\0';
+		if (*line++ != ',')
+			break;
+	}
+	return n;
+}
+
+/* --csv: one file per suite and unit, a row of labels and a row of medians, as Plot reads. */
+static void test_csv_for_plot(void **state)
+{
+	char dir[] = "/tmp/memgate-csv-XXXXXX", args[512], head[8192], vals[8192];
+	static char labels[64][160], values[64][160];
+	int n_labels, n_values;
+	bool found = false;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(args, sizeof(args),
+		 "run -s memslots -k 'memslots.update.growing[[]capacity=128,impl=shift]' -n 3 "
+		 "--warmup 0 --csv %s/plots",
+		 dir);
+	expect(0, NULL, args);
+	snprintf(args, sizeof(args), "%s/plots/memslots-cycles.csv", dir);
+	f = fopen(args, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(head, sizeof(head), f));
+	assert_non_null(fgets(vals, sizeof(vals), f));
+	assert_null(fgets(args, sizeof(args), f)); /* two rows, no more */
+	fclose(f);
+	n_labels = csv_fields(head, labels, 64);
+	n_values = csv_fields(vals, values, 64);
+	assert_int_equal(n_labels, n_values);
+	assert_true(n_labels >= 3);
+	for (int i = 0; i < n_values; i++) {
+		char *end;
+
+		assert_true(strtod(values[i], &end) > 0 && *end == '\0');
+		found |= !strcmp(labels[i], "memslots.update.growing[capacity=128,impl=shift] "
+					    "impl.update_median");
+	}
+	assert_true(found); /* the comma in the case's name came back out of the quotes */
+	expect(2, "not a folder", "run -s hw --csv /dev/null");
+	snprintf(args, sizeof(args), "run -s hw --csv %s/no/such", dir);
+	expect(2, "cannot make the folder", args);
+	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	assert_int_equal(system(args), 0);
+}
+
 /* No pipe for a case's child: that case is an ERROR with the reason, never a PASS. */
 static void test_no_false_pass(void **state)
 {
@@ -682,6 +752,7 @@ int main(void)
 	    cmocka_unit_test(test_ab_sides),
 	    cmocka_unit_test(test_history_cli),
 	    cmocka_unit_test(test_report_files),
+	    cmocka_unit_test(test_csv_for_plot),
 	    cmocka_unit_test(test_no_false_pass),
 	    cmocka_unit_test(test_interrupted_runs_report),
 	    cmocka_unit_test(test_hostile_topologies),

@@ -1,0 +1,144 @@
+/* csv.c - the figures as Jenkins' Plot plugin reads them: a file per chart, a row of series
+ * labels, then a row of values. */
+#include "reports/report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reports/file.h"
+#include "util/util.h"
+
+/* One chart holds figures that share a scale: those of one suite in one unit. */
+struct chart {
+	const char *suite;
+	const char *unit;
+};
+
+static bool in_chart(const struct case_result *r, const struct metric_result *m,
+		     const struct chart *c)
+{
+	return m->n && !strcmp(r->inst->suite->name, c->suite) && !strcmp(m->def->unit, c->unit);
+}
+
+/* A field as RFC 4180 has it: quoted when it holds a comma, a quote or a line break. */
+static void put_field(const char *s, FILE *f)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* "memslots-GiB_s.csv": the unit kept to characters every file system and URL takes. */
+static void chart_file(const struct chart *c, const char *dir, char *buf, size_t len)
+{
+	char unit[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(unit) - 1 && c->unit[i]; i++)
+		unit[i] = isalnum((unsigned char)c->unit[i]) ? c->unit[i] : '_';
+	unit[i] = '\0';
+	snprintf(buf, len, "%s/%s-%s.csv", dir, c->suite, i ? unit : "none");
+}
+
+static int write_chart(const struct report_run *run, const struct chart *c, const char *dir,
+		       struct mg_err *err)
+{
+	struct report_file rf;
+	char path[4096], full[256], label[512];
+	const char *sep = "";
+	int ret;
+
+	chart_file(c, dir, path, sizeof(path));
+	ret = report_file_open(&rf, path, err);
+	if (ret)
+		return ret;
+	for (int row = 0; row < 2; row++, sep = "") {
+		for (size_t i = 0; i < run->n; i++) {
+			const struct case_result *r = &run->results[i];
+
+			for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
+				const struct metric_result *m = &r->metrics[k];
+
+				if (!in_chart(r, m, c))
+					continue;
+				fputs(sep, rf.f);
+				sep = ",";
+				if (row == 0) {
+					snprintf(label, sizeof(label), "%s %s",
+						 case_full_name(r->inst, full, sizeof(full)),
+						 m->def->name);
+					put_field(label, rf.f);
+				} else {
+					fprintf(rf.f, "%.10g", m->sum.median);
+				}
+			}
+		}
+		fputc('\n', rf.f);
+	}
+	return report_file_commit(&rf, err);
+}
+
+int report_csv_check(const char *dir, struct mg_err *err)
+{
+	char probe[4096];
+	struct stat st;
+
+	if (!dir || !*dir)
+		return mg_err_set(err, EINVAL, "--csv: an empty path");
+	if (mkdir(dir, 0777) && errno != EEXIST)
+		return mg_err_set(err, errno, "--csv %s: cannot make the folder: %s", dir,
+				  strerror(errno));
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return mg_err_set(err, ENOTDIR,
+				  "--csv %s: not a folder (one file per chart goes "
+				  "into it)",
+				  dir);
+	if (snprintf(probe, sizeof(probe), "%s/suite-unit.csv", dir) >= (int)sizeof(probe))
+		return mg_err_set(err, ENAMETOOLONG, "--csv %s: the path is too long", dir);
+	return report_path_check(probe, "--csv", err);
+}
+
+int report_csv_write(const struct report_run *run, const char *dir, struct mg_err *err)
+{
+	struct chart charts[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+
+		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
+			struct chart c = {r->inst->suite->name, r->metrics[k].def->unit};
+			size_t j;
+
+			if (!r->metrics[k].n)
+				continue;
+			for (j = 0; j < n && !(!strcmp(charts[j].suite, c.suite) &&
+					       !strcmp(charts[j].unit, c.unit));
+			     j++)
+				;
+			if (j == n) {
+				if (n == ARRAY_SIZE(charts))
+					return mg_err_set(err, E2BIG, "--csv: more than %zu charts",
+							  n);
+				charts[n++] = c;
+			}
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		int ret = write_chart(run, &charts[j], dir, err);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
