@@ -165,6 +165,44 @@ static void test_restore_on_signal(void **state)
 }
 
 /*
+ * A child that does @hold (0: it holds what it took) and stays, until SIGKILLed, holding it.
+ * Returns its pid once it holds, or -1 (the child reaped) when @hold failed.
+ */
+static pid_t held_in_child(int (*hold)(void *), void *arg)
+{
+	int fds[2], status;
+	char ready = 1;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		if (hold(arg) || write(fds[1], &ready, 1) != 1)
+			_exit(3);
+		pause(); /* until the SIGKILL */
+		_exit(4);
+	}
+	assert_true(pid > 0);
+	close(fds[1]);
+	if (read(fds[0], &ready, 1) != 1) {
+		waitpid(pid, &status, 0);
+		pid = -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+/* Eight pages more than *@before, as a reserver does. */
+static int reserve_eight(void *before)
+{
+	struct mg_err err;
+	uint64_t got;
+
+	return reserve_hugepages(2 * MIB, *(uint64_t *)before + 8, &got, &err);
+}
+
+/*
  * Root only: SIGKILL cannot be caught, so the pool stays grown; the record the reserver left
  * lets the next memgate take its pages back, and only those.
  */
@@ -172,8 +210,7 @@ static void test_recover_after_kill(void **state)
 {
 	uint64_t before = pool_total();
 	struct mg_err err;
-	int status, fds[2];
-	char ready;
+	int status;
 	pid_t pid;
 
 	(void)state;
@@ -182,33 +219,23 @@ static void test_recover_after_kill(void **state)
 	if (reserve_lock(0, &err))
 		skip_because("%s", err.msg);
 	before = pool_total();
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	if (pid == 0) {
-		uint64_t got;
-
-		if (reserve_hugepages(2 * MIB, before + 8, &got, &err))
-			_exit(3);
-		ready = 1;
-		if (write(fds[1], &ready, 1) != 1)
-			_exit(4);
-		pause(); /* until the SIGKILL */
-		_exit(5);
-	}
+	pid = held_in_child(reserve_eight, &before);
 	assert_true(pid > 0);
-	close(fds[1]);
-	if (read(fds[0], &ready, 1) != 1) {
-		close(fds[0]);
-		waitpid(pid, &status, 0);
-		skip_because("the hugetlb lock is held by a run on this host");
-	}
-	close(fds[0]);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(pool_total() > before);
 	/* This process holds the lock: as a new memgate would, it recovers under it. */
 	assert_int_equal(reserve_recover(stderr), 1);
 	assert_int_equal(pool_total(), before);
+}
+
+/* The host's hugetlb lock, taken as another memgate would, without waiting for it. */
+static int take_lock(void *unused)
+{
+	int fd = open(RESERVE_DIR "/hugetlb.lock", O_RDWR | O_CREAT, 0644);
+
+	(void)unused;
+	return fd < 0 || flock(fd, LOCK_EX | LOCK_NB);
 }
 
 /*
@@ -218,8 +245,7 @@ static void test_recover_after_kill(void **state)
 static void test_lock_held_elsewhere(void **state)
 {
 	struct mg_err err;
-	int fds[2], status, ret;
-	char ready;
+	int status, ret;
 	pid_t pid;
 
 	(void)state;
@@ -227,26 +253,9 @@ static void test_lock_held_elsewhere(void **state)
 		skip_because("needs root: the lock lives in " RESERVE_DIR);
 	if (mkdir(RESERVE_DIR, 0755) && errno != EEXIST)
 		skip_because("cannot make " RESERVE_DIR ": %s", strerror(errno));
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	if (pid == 0) {
-		int fd = open(RESERVE_DIR "/hugetlb.lock", O_RDWR | O_CREAT, 0644);
-
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB))
-			_exit(3); /* a real run holds it: skip, do not wait */
-		if (write(fds[1], "1", 1) != 1)
-			_exit(4);
-		pause(); /* holding it until killed */
-		_exit(5);
-	}
-	assert_true(pid > 0);
-	close(fds[1]);
-	if (read(fds[0], &ready, 1) != 1) {
-		close(fds[0]);
-		waitpid(pid, &status, 0);
+	pid = held_in_child(take_lock, NULL);
+	if (pid < 0)
 		skip_because("the hugetlb lock is held by a run on this host");
-	}
-	close(fds[0]);
 	ret = reserve_lock(0, &err);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
