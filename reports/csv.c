@@ -16,10 +16,15 @@ struct chart {
 	const char *unit;
 };
 
-static bool in_chart(const struct case_result *r, const struct metric_result *m,
-		     const struct chart *c)
+static bool same_chart(const struct chart *a, const struct chart *b)
 {
-	return m->n && !strcmp(r->inst->suite->name, c->suite) && !strcmp(m->def->unit, c->unit);
+	return !strcmp(a->suite, b->suite) && !strcmp(a->unit, b->unit);
+}
+
+/* The chart metric @m of result @r is drawn in: its suite and unit. */
+static struct chart chart_of(const struct case_result *r, const struct metric_result *m)
+{
+	return (struct chart){r->inst->suite->name, m->def->unit};
 }
 
 /* A field as RFC 4180 has it: quoted when it holds a comma, a quote or a line break. */
@@ -68,8 +73,9 @@ static int write_chart(const struct report_run *run, const struct chart *c, cons
 
 			for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
 				const struct metric_result *m = &r->metrics[k];
+				struct chart mine = chart_of(r, m);
 
-				if (!in_chart(r, m, c))
+				if (!m->n || !same_chart(&mine, c))
 					continue;
 				fputs(sep, rf.f);
 				sep = ",";
@@ -117,14 +123,12 @@ int report_csv_write(const struct report_run *run, const char *dir, struct mg_er
 		const struct case_result *r = &run->results[i];
 
 		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
-			struct chart c = {r->inst->suite->name, r->metrics[k].def->unit};
+			struct chart c = chart_of(r, &r->metrics[k]);
 			size_t j;
 
 			if (!r->metrics[k].n)
 				continue;
-			for (j = 0; j < n && !(!strcmp(charts[j].suite, c.suite) &&
-					       !strcmp(charts[j].unit, c.unit));
-			     j++)
+			for (j = 0; j < n && !same_chart(&charts[j], &c); j++)
 				;
 			if (j == n) {
 				if (n == ARRAY_SIZE(charts))
