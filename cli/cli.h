@@ -12,6 +12,7 @@
 #include "harness/impl_opts.h"
 #include "harness/rules.h"
 #include "hw/hw.h"
+#include "hw/qemu.h"
 #include "reports/report.h"
 
 #define MEMGATE_VERSION "0.1.0"
@@ -67,6 +68,7 @@ enum {
 	OPT_ROUNDS,
 	OPT_CONFIRM_ROUNDS,
 	OPT_SHARD,
+	OPT_QEMU,
 };
 
 struct cli {
@@ -90,7 +92,9 @@ struct cli {
 	const char *topology;
 	const char *junit;
 	const char *json_path;
-	const char *csv_dir; /* --csv: a folder, one file per chart */
+	const char *csv_dir;   /* --csv: a folder, one file per chart */
+	const char *qemu_path; /* --qemu */
+	struct qemu_bin qemu;  /* the qemu suite's binary, found by cli_plan() */
 	enum junit_style style;
 	bool json_out;
 	bool samples_set, warmup_set;

@@ -76,6 +76,28 @@ int cli_load_rules(struct cli *c)
 }
 
 /* What list and run share: parse the options, describe the host, expand the cases. */
+/*
+ * The qemu suite's binary: --qemu must name one (exit 2 when it does not, whatever runs);
+ * without it, QEMU_DEFAULT_NAME on PATH is looked for when a planned case needs it, and its
+ * absence is a reason those cases give when they SKIP.
+ */
+static int find_qemu(struct cli *c, const struct case_inst *insts, size_t n)
+{
+	struct mg_err err = {0};
+	bool needed = false;
+
+	for (size_t i = 0; i < n && !needed; i++)
+		needed = insts[i].def->needs & NEEDS_QEMU;
+	c->opts.qemu = &c->qemu;
+	if (!c->qemu_path && !needed)
+		return 0;
+	if (qemu_find(&c->qemu, c->qemu_path, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	     struct hw_info *hw, struct case_inst **insts, size_t *n)
 {
@@ -89,6 +111,12 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	}
 	ret = cli_expand(c, hw, insts, n);
 	if (ret) {
+		hw_release(hw);
+		rules_release(&c->rules);
+		return ret;
+	}
+	if ((ret = find_qemu(c, *insts, *n))) {
+		free(*insts);
 		hw_release(hw);
 		rules_release(&c->rules);
 		return ret;
@@ -128,6 +156,7 @@ void cli_report_init(struct report_run *rep, const struct cli *c, const struct h
 	rep->version = MEMGATE_VERSION;
 	rep->commit = MEMGATE_COMMIT;
 	rep->label = c->label;
+	rep->qemu = c->qemu.version;
 	gmtime_r(&now, &tm);
 	strftime(rep->timestamp, sizeof(rep->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	gethostname(rep->hostname, sizeof(rep->hostname) - 1);

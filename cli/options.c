@@ -21,13 +21,13 @@ static const char usage_text[] =
     "        describe the host (or SPEC) the suites plan from\n"
     "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
     "[--json]\n"
-    "        [--rules FILE] [--topology SPEC]\n"
+    "        [--rules FILE] [--topology SPEC] [--qemu PATH]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--timeout S] [--seed N] [--junit FILE] [--junit-style jenkins|ant]\n"
     "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
-    "        [--baseline PATH [--baseline-runs N]] [--topology SPEC]\n"
+    "        [--baseline PATH [--baseline-runs N]] [--topology SPEC] [--qemu PATH]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
@@ -68,6 +68,8 @@ static const char usage_text[] =
     "      --rounds N        ab: rounds of every shared case (default 5, quick 3)\n"
     "      --confirm-rounds N  ab: fresh rounds for flagged metrics (default: --rounds)\n"
     "      --any-host        compare: accept base runs of another host class\n"
+    "      --qemu PATH       the QEMU the qemu suite launches (default: qemu-system-x86_64\n"
+    "                        on PATH; none there: its cases SKIP saying so)\n"
     "      --size SIZE       guest memory of the prealloc cases (default: min(4G, a\n"
     "                        quarter of MemAvailable))\n"
     "      --reserve-hugepages  as root, size the hugetlb pools for the planned cases;\n"
@@ -132,6 +134,7 @@ const struct option cli_hw_options[] = {
 
 const struct option cli_list_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
+    {"qemu", required_argument, NULL, OPT_QEMU},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"size", required_argument, NULL, OPT_SIZE},
     {"json", no_argument, NULL, OPT_JSON},
@@ -147,6 +150,7 @@ const struct option cli_list_options[] = {
 
 const struct option cli_run_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
+    {"qemu", required_argument, NULL, OPT_QEMU},
     {"rules", required_argument, NULL, OPT_RULES},
     {"case", required_argument, NULL, OPT_CASE},
     {"checks", no_argument, NULL, OPT_CHECKS},
@@ -354,6 +358,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_CSV:
 		c->csv_dir = arg;
+		return 0;
+	case OPT_QEMU:
+		c->qemu_path = arg;
 		return 0;
 	case OPT_JSON:
 		c->json_out = true;

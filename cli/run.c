@@ -155,7 +155,8 @@ static int resample_inconclusive(const struct rules *rules, const struct case_in
 	return ret;
 }
 
-/* Free pages of @page bytes the suites of the planned cases use (their hugepages hooks). */
+/* Free pages of @page bytes the planned cases use: the most any one suite asks for (its
+ * hugepages hook), since cases run one at a time and unmap what they used. */
 static uint64_t pages_wanted(const struct hw_info *hw, const struct run_opts *opts,
 			     const struct case_inst *insts, size_t n, uint64_t page)
 {
@@ -168,8 +169,11 @@ static uint64_t pages_wanted(const struct hw_info *hw, const struct run_opts *op
 
 		while (k < n && insts[k].suite != suites[i])
 			k++;
-		if (k < n && suites[i]->hugepages)
-			want += suites[i]->hugepages(hw, opts, page);
+		if (k < n && suites[i]->hugepages) {
+			uint64_t w = suites[i]->hugepages(hw, opts, page);
+
+			want = w > want ? w : want;
+		}
 	}
 	return want;
 }

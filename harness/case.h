@@ -8,6 +8,7 @@
 
 #include "hw/hw.h"
 #include "hw/measure.h"
+#include "hw/qemu.h"
 #include "harness/impl_opts.h"
 #include "util/stats.h"
 
@@ -41,6 +42,7 @@ enum case_needs {
 	NEEDS_HOST = 1u << 0, /* runs on this machine: not with a loaded topology */
 	NEEDS_KVM = 1u << 1,  /* a usable /dev/kvm */
 	NEEDS_ROOT = 1u << 2,
+	NEEDS_QEMU = 1u << 3, /* a QEMU binary: --qemu, or one on PATH */
 };
 
 #define CASE_MAX_PARAMS 6
@@ -108,6 +110,7 @@ struct run_opts {
 	const struct impl_opts *impl; /* implementations under test (NULL: defaults) */
 	uint64_t size_bytes;	      /* guest memory for the prealloc cases; 0: the default */
 	bool hugepages_reserved;      /* --reserve-hugepages was given and succeeded */
+	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
 	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
 	void (*on_result)(const struct case_result *r, void *arg);
 	void *on_result_arg;

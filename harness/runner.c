@@ -415,7 +415,8 @@ static void classify(struct child_io *io, struct case_result *r, int watch_ret,
 }
 
 /* A reason to skip before forking: a capability the case declares it needs is missing. */
-static const char *missing_need(const struct case_def *d, const struct hw_info *hw)
+static const char *missing_need(const struct case_def *d, const struct hw_info *hw,
+				const struct run_opts *opts)
 {
 	if ((d->needs & NEEDS_HOST) && !hw->can_bind)
 		return "topology loaded from a file: plans are checked, not executed";
@@ -423,6 +424,8 @@ static const char *missing_need(const struct case_def *d, const struct hw_info *
 		return hw->kvm_detail[0] ? hw->kvm_detail : "no usable /dev/kvm";
 	if ((d->needs & NEEDS_ROOT) && geteuid() != 0)
 		return "needs root";
+	if ((d->needs & NEEDS_QEMU) && (!opts->qemu || !opts->qemu->path[0]))
+		return opts->qemu && opts->qemu->why[0] ? opts->qemu->why : "no QEMU binary";
 	return NULL;
 }
 
@@ -432,7 +435,7 @@ static int run_one(const struct case_inst *inst, const struct hw_info *hw,
 	struct child_io io = {.res_fd = -1, .err_fd = -1, .pid_fd = -1};
 	int res[2], errp[2], ret;
 	int64_t t0, deadline;
-	const char *skip = missing_need(inst->def, hw);
+	const char *skip = missing_need(inst->def, hw, opts);
 
 	if (skip) {
 		case_result_set_outcome(r, OUTCOME_SKIP, skip);

@@ -128,6 +128,8 @@ static void add_host_properties(xmlNodePtr props, const struct report_run *run)
 	add_property(props, "host.cpu_model", hw->cpu_model);
 	add_property(props, "host.kernel", hw->os_release);
 	add_property(props, "host.glibc", hw->glibc);
+	if (run->qemu && *run->qemu)
+		add_property(props, "qemu.version", run->qemu);
 	snprintf(buf, sizeof(buf), "%u/%u/%u/%u", hw->n_packages, hw->n_numa, hw->n_cores,
 		 hw->n_pus);
 	add_property(props, "host.packages/nodes/cores/pus", buf);

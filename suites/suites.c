@@ -4,10 +4,7 @@
 #include "util/util.h"
 
 static const struct suite_def *const all_suites[] = {
-    &suite_hw,
-    &suite_memslots,
-    &suite_prealloc,
-    &suite_rcu,
+    &suite_hw, &suite_memslots, &suite_kvm, &suite_prealloc, &suite_qemu, &suite_rcu,
 };
 
 const struct suite_def *const *suites_all(size_t *n)

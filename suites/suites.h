@@ -8,8 +8,10 @@
 
 /* Each suite exports its definition and nothing else. */
 extern const struct suite_def suite_hw;
+extern const struct suite_def suite_kvm;
 extern const struct suite_def suite_memslots;
 extern const struct suite_def suite_prealloc;
+extern const struct suite_def suite_qemu;
 extern const struct suite_def suite_rcu;
 
 /** suites_all() - every suite, in run order; @n gets the count. */

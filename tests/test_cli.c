@@ -2,6 +2,7 @@
 #include "tests/testutil.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <glob.h>
 #include <stdbool.h>
 #include <jansson.h>
@@ -737,6 +738,70 @@ static void test_shards_partition(void **state)
 	expect(2, "--shard expects I/N", "list --shard 0/2");
 }
 
+/* Is there an executable @name on PATH? */
+static bool on_path(const char *name)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+/*
+ * The qemu suite: --qemu is checked before anything runs (exit 2); no QEMU on PATH is a SKIP
+ * that says what to install; a real QEMU (the install script brings Debian's) preallocates
+ * with the threads it is asked for, and a head QEMU that quietly uses one fails `ab`.
+ */
+static void test_qemu_suite(void **state)
+{
+	const char *path = getenv("PATH");
+	char *saved = path ? strdup(path) : NULL, want[96], args[512];
+	long pus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *ram = "-s qemu -k '*backend=ram*' --quick --size 256M";
+
+	(void)state;
+	expect(2, "--qemu /nonexistent/qemu: No such file or directory",
+	       "list --qemu /nonexistent/qemu");
+	expect(2, "is not a QEMU system emulator", "run -s hw --qemu /bin/true");
+	assert_int_equal(setenv("PATH", "/nonexistent", 1), 0);
+	expect(0, "qemu-system-x86_64 is not on PATH", "run -s qemu");
+	assert_int_equal(setenv("PATH", saved ? saved : "/usr/bin:/bin", 1), 0);
+	free(saved);
+	if (!on_path("qemu-system-x86_64"))
+		skip_because("no qemu-system-x86_64 on PATH (ci/install-deps.sh installs Debian's "
+			     "qemu-system-x86)");
+	/* More 2 MiB pages than are free: QEMU says so and exits; the pool is only read. */
+	expect(0, "0 failed, 0 errors", "run -s qemu --checks");
+	if (pus < 2)
+		skip_because("one PU: QEMU's thread count cannot be told from one thread");
+	snprintf(want, sizeof(want), "qemu.tall.threads: median %ld threads", pus < 16 ? pus : 16);
+	snprintf(args, sizeof(args), "run %s", ram);
+	expect(0, want, args);
+	snprintf(args, sizeof(args), "run %s --qemu tests/fixtures/qemu-one-thread", ram);
+	expect(0, "qemu.tall.threads: median 1 threads", args);
+	snprintf(args, sizeof(args),
+		 "ab --base %s/memgate --head '%s/memgate --qemu tests/fixtures/qemu-one-thread' "
+		 "%s",
+		 test_build_dir(), test_build_dir(), ram);
+	expect(1, "REGRESSION: qemu.tall.threads of qemu.perf.prealloc[backend=ram]", args);
+}
+
+/* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
+ * SKIP naming why where it is not. */
+static void test_kvm_suite(void **state)
+{
+	(void)state;
+	if (access("/dev/kvm", R_OK | W_OK)) {
+		expect(0, "SKIP  kvm.perf.memslots[slots=125]", "run -s kvm -k '*slots=125*'");
+		skip_because("/dev/kvm: %s", strerror(errno));
+	}
+	expect(0, "ref.delete_oldest.p99: median",
+	       "run -s kvm -k '*slots=125*' --quick -n 2 --warmup 0");
+	expect(0, "kvm.insert.median: median",
+	       "run -s kvm -k '*slots=125*' --quick -n 2 --warmup 0");
+	expect(0, "guest.busy_accesses_per_s: median",
+	       "run -s kvm -k '*busy*' --quick -n 2 --warmup 0");
+}
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -759,6 +824,8 @@ int main(void)
 	    cmocka_unit_test(test_closed_stdout),
 	    cmocka_unit_test(test_lines_as_cases_end),
 	    cmocka_unit_test(test_shards_partition),
+	    cmocka_unit_test(test_qemu_suite),
+	    cmocka_unit_test(test_kvm_suite),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -1,0 +1,543 @@
+/* qemu.c - the qemu suite: a real QEMU's -mem-prealloc start-up beside the reference
+ * preallocation on the same pages (seeds 000 and 004 are about QEMU's own code). */
+#include <errno.h>
+#include <inttypes.h>
+#include <mntent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness/result.h"
+#include "harness/sampling.h"
+#include "hw/measure.h"
+#include "hw/qemu.h"
+#include "impl/prealloc.h"
+#include "suites/pages.h"
+#include "suites/suites.h"
+#include "util/util.h"
+
+/* A launch that takes longer than this is broken, not slow (4 GiB takes ~0.5 s here). */
+#define LAUNCH_TIMEOUT_S 120
+/* Pages asked beyond the free pool by the running-out check. */
+#define OVERSHOOT_PAGES 8
+
+/*
+ * The backends a management layer gives QEMU, each with the reference's page kind: QEMU
+ * madvises its anonymous RAM MADV_HUGEPAGE (so THP where the host allows it); a hugetlbfs
+ * file mapped without share=on is a private hugetlb mapping; 1 GiB memfd pages fault as the
+ * anonymous 1 GiB ones do.
+ */
+enum backend { B_RAM, B_MEMFD_2M, B_MEMFD_1G, B_FILE_2M, B_BACKENDS };
+
+static const struct {
+	const char *name;
+	int kind;	    /* the reference's pages */
+	const char *object; /* -object, before size and prealloc */
+} backends[B_BACKENDS] = {
+    [B_RAM] = {"ram", K_THP, "memory-backend-ram,id=m0"},
+    [B_MEMFD_2M] = {"memfd-hugetlb-2m", K_MEMFD_2M,
+		    "memory-backend-memfd,id=m0,hugetlb=on,hugetlbsize=2M"},
+    [B_MEMFD_1G] = {"memfd-hugetlb-1g", K_HUGE_1G,
+		    "memory-backend-memfd,id=m0,hugetlb=on,hugetlbsize=1G"},
+    [B_FILE_2M] = {"file-hugetlbfs-2m", K_HUGE_2M, "memory-backend-file,id=m0,mem-path="},
+};
+
+static int backend_of(struct case_ctx *ctx)
+{
+	const char *name = case_param(ctx, "backend");
+
+	for (int b = 0; name && b < B_BACKENDS; b++)
+		if (!strcmp(backends[b].name, name))
+			return b;
+	case_error(ctx, "no QEMU backend named \"%s\"", name ? name : "");
+	return -1;
+}
+
+/* The reference's page kind: THP for QEMU's RAM when the host has it, else 4 KiB pages. */
+static int ref_kind(const struct hw_info *hw, int b)
+{
+	return b == B_RAM && !kind_offered(hw, K_THP) ? K_ANON : backends[b].kind;
+}
+
+/* Guest memory per backend: as the prealloc suite's start-up case, which bounds the bimodal
+ * THP and 4 KiB first touches to 1 GiB and gives each thread whole 1 GiB pages. */
+static size_t qemu_size(const struct hw_info *hw, const struct run_opts *o, int b)
+{
+	uint64_t size = case_guest_size(hw, o);
+
+	if (!kinds[ref_kind(hw, b)].hugetlb && size > GIB)
+		size = GIB;
+	if (b == B_MEMFD_1G) {
+		uint64_t pus = hw->n_pus ? hw->n_pus : 1, pages = (size + GIB - 1) / GIB;
+
+		size = (pages + pus - 1) / pus * pus * GIB;
+	}
+	return (size_t)size;
+}
+
+static unsigned int expand_backends(const struct hw_info *hw, const struct run_opts *opts,
+				    struct case_params *out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	(void)opts;
+	for (int b = 0; b < B_BACKENDS && n < max; b++)
+		if (kind_offered(hw, backends[b].kind) || b == B_RAM)
+			case_params_add(&out[n++], "backend", "%s", backends[b].name);
+	return n;
+}
+
+/* --reserve-hugepages: the largest guest of the 2 MiB backends, and of the 1 GiB one. */
+static uint64_t qemu_hugepages(const struct hw_info *hw, const struct run_opts *o, uint64_t page)
+{
+	if (page == 2 * MIB || page == GIB)
+		return qemu_size(hw, o, page == GIB ? B_MEMFD_1G : B_MEMFD_2M) / page;
+	return 0;
+}
+
+/* ---- hugetlbfs ----------------------------------------------------------------------------- */
+
+/* A hugetlbfs mount of 2 MiB pages (its pagesize option, or the default size) into @dir. */
+static bool find_hugetlbfs(const struct hw_info *hw, char *dir, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && (m = getmntent(f))) {
+		const char *ps = hasmntopt(m, "pagesize");
+
+		if (strcmp(m->mnt_type, "hugetlbfs") || access(m->mnt_dir, W_OK))
+			continue;
+		found =
+		    ps ? !strncmp(ps, "pagesize=2M", 11) : hw->default_hugepage_bytes == 2 * MIB;
+		if (found)
+			snprintf(dir, len, "%s", m->mnt_dir);
+	}
+	endmntent(f);
+	return found;
+}
+
+/*
+ * No hugetlbfs mounted: as root, mount one in a mount namespace of this case's process alone
+ * (QEMU inherits it; both end with the case). Returns 0, or -errno with @why.
+ */
+static int private_hugetlbfs(char *dir, size_t len, char *why, size_t why_len)
+{
+	if (geteuid() != 0) {
+		snprintf(why, why_len,
+			 "no hugetlbfs of 2 MiB pages is mounted: mount one (mount -t hugetlbfs -o "
+			 "pagesize=2M none /dev/hugepages), or run as root and memgate mounts one "
+			 "in a private mount namespace");
+		return -EPERM;
+	}
+	snprintf(dir, len, "/tmp/memgate-hugetlbfs-XXXXXX");
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    !mkdtemp(dir) || mount("memgate", dir, "hugetlbfs", 0, "pagesize=2M")) {
+		int e = errno;
+
+		snprintf(why, why_len, "cannot mount a hugetlbfs in a private namespace: %s",
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/* ---- the perf case ------------------------------------------------------------------------- */
+
+/*
+ * Arms, in turn each round: QEMU without prealloc (its start-up, subtracted from the others),
+ * QEMU preallocating with 1 thread, with every PU, and at QEMU's cap of 16 where the host
+ * has more; the reference on the same pages with 1 thread and every PU, then memset over
+ * the faulted memory (the host's limit).
+ */
+enum { A_STARTUP, A_QEMU_T1, A_QEMU_TALL, A_QEMU_TCAP, A_REF_T1, A_REF_TALL, A_ARMS };
+
+enum {
+	M_STARTUP_MS,
+	M_QEMU_T1_MS,
+	M_QEMU_TALL_MS,
+	M_QEMU_TCAP_MS,
+	M_QEMU_T1_THREADS,
+	M_QEMU_TALL_THREADS,
+	M_QEMU_TCAP_THREADS,
+	M_QEMU_SPEEDUP,
+	M_REF_T1_MS,
+	M_REF_TALL_MS,
+	M_REF_SPEEDUP,
+	M_QEMU_OVER_REF,
+	M_MEMSET_MS,
+	M_METRICS,
+};
+
+static const struct metric_def qemu_metrics[M_METRICS] = {
+    [M_STARTUP_MS] = {"qemu.startup_ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_T1_MS] = {"qemu.t1.ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_TALL_MS] = {"qemu.tall.ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_TCAP_MS] = {"qemu.tcap.ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_T1_THREADS] = {"qemu.t1.threads", "threads", HIGHER_IS_BETTER},
+    [M_QEMU_TALL_THREADS] = {"qemu.tall.threads", "threads", HIGHER_IS_BETTER},
+    [M_QEMU_TCAP_THREADS] = {"qemu.tcap.threads", "threads", HIGHER_IS_BETTER},
+    [M_QEMU_SPEEDUP] = {"qemu.speedup", "x", HIGHER_IS_BETTER},
+    [M_REF_T1_MS] = {"ref.t1.ms", "ms", LOWER_IS_BETTER},
+    [M_REF_TALL_MS] = {"ref.tall.ms", "ms", LOWER_IS_BETTER},
+    [M_REF_SPEEDUP] = {"ref.speedup", "x", HIGHER_IS_BETTER},
+    [M_QEMU_OVER_REF] = {"qemu_over_ref", "x", LOWER_IS_BETTER},
+    [M_MEMSET_MS] = {"memset.ms", "ms", LOWER_IS_BETTER},
+};
+
+struct qemu_case {
+	struct case_ctx *ctx;
+	const struct qemu_bin *qemu;
+	int backend, kind;
+	size_t size;
+	unsigned int threads[A_ARMS]; /* asked of each arm (0: the arm does not run) */
+	char mem_path[128];	      /* B_FILE_2M: the hugetlbfs directory */
+	double ms[A_ARMS];	      /* this round's wall times */
+	unsigned int seen[A_ARMS];    /* this round's most threads of QEMU */
+};
+
+/* One launch of QEMU for arm @a: 0, or -errno with the case already FAIL or ERROR. */
+static int launch(struct qemu_case *qc, unsigned int a)
+{
+	char object[512];
+	struct qemu_launch l;
+	struct mg_err err;
+	int ret;
+
+	snprintf(object, sizeof(object), "%s%s,size=%zuM", backends[qc->backend].object,
+		 qc->backend == B_FILE_2M ? qc->mem_path : "", qc->size >> 20);
+	if (a != A_STARTUP)
+		snprintf(object + strlen(object), sizeof(object) - strlen(object),
+			 ",prealloc=on,prealloc-threads=%u", qc->threads[a]);
+	ret = qemu_launch(qc->qemu, object, LAUNCH_TIMEOUT_S, &l, &err);
+	if (ret) {
+		case_log(qc->ctx, "%s -object %s", qc->qemu->path, object);
+		/* A hugetlb pool that ran dry under QEMU is what to reserve, not a QEMU bug. */
+		if (ret == -EIO && kinds[qc->kind].hugetlb &&
+		    pool_free(qc->kind) < qc->size / kinds[qc->kind].page)
+			case_fail(qc->ctx, "%s (the %s pool ran out under QEMU: reserve %zu pages)",
+				  err.msg, kinds[qc->kind].name, qc->size / kinds[qc->kind].page);
+		else if (ret == -EIO)
+			case_fail(qc->ctx, "%s", err.msg);
+		else
+			case_error(qc->ctx, "%s", err.msg);
+		return ret;
+	}
+	qc->ms[a] = l.wall_ms;
+	qc->seen[a] = l.max_threads;
+	return 0;
+}
+
+/* One run of the reference on fresh pages of the same kind: 0 or -errno (case told). */
+static int reference(struct qemu_case *qc, unsigned int a, bool measured)
+{
+	const struct hw_info *hw = case_hw(qc->ctx);
+	struct prealloc_opts po = {.method = PREALLOC_POPULATE,
+				   .requested = qc->threads[a],
+				   .cap = PREALLOC_MAX_THREADS,
+				   .host_pus = hw->n_pus,
+				   .topo = hw->topo,
+				   .bind = hw->can_bind};
+	struct prealloc_report rep;
+	struct measure_span span;
+	struct mapping m;
+	struct mg_err err;
+	int ret = map_kind(qc->kind, qc->size, 0, &m);
+
+	if (ret) {
+		case_error(qc->ctx, "mapping %zu MiB of %s: %s", qc->size >> 20,
+			   kinds[qc->kind].name, strerror(-ret));
+		return ret;
+	}
+	struct prealloc_region r = {m.addr, qc->size, kinds[qc->kind].page, -1};
+
+	measure_span_begin(&span);
+	ret = prealloc_one(&r, &po, &rep, &err);
+	measure_span_end(&span);
+	qc->ms[a] = (double)span.wall_ns / 1e6;
+	if (ret) {
+		case_error(qc->ctx, "the reference on %s: %s", kinds[qc->kind].name, err.msg);
+	} else if (measured && a == A_REF_TALL) {
+		/* The limit: writing the memory now mapped, as many threads, the second pass. */
+		parallel_memset(m.addr, qc->size, rep.threads);
+		measure_span_begin(&span);
+		parallel_memset(m.addr, qc->size, rep.threads);
+		measure_span_end(&span);
+		case_sample(qc->ctx, M_MEMSET_MS, (double)span.wall_ns / 1e6, &span);
+	}
+	unmap_kind(&m);
+	return ret;
+}
+
+static int qemu_sample(void *arg, unsigned int a, unsigned int round, bool measured)
+{
+	struct qemu_case *qc = arg;
+
+	(void)round;
+	if (!qc->threads[a] && a != A_STARTUP)
+		return 0;
+	return a >= A_REF_T1 ? reference(qc, a, measured) : launch(qc, a);
+}
+
+/* QEMU's preallocation is a launch's wall time less the same round's launch without it. */
+static int qemu_round_end(void *arg, unsigned int round, bool measured)
+{
+	static const unsigned int ms_of[] = {[A_QEMU_T1] = M_QEMU_T1_MS,
+					     [A_QEMU_TALL] = M_QEMU_TALL_MS,
+					     [A_QEMU_TCAP] = M_QEMU_TCAP_MS};
+	static const unsigned int threads_of[] = {[A_QEMU_T1] = M_QEMU_T1_THREADS,
+						  [A_QEMU_TALL] = M_QEMU_TALL_THREADS,
+						  [A_QEMU_TCAP] = M_QEMU_TCAP_THREADS};
+	struct qemu_case *qc = arg;
+	double pre[A_ARMS] = {0};
+
+	(void)round;
+	if (!measured)
+		return 0;
+	case_sample(qc->ctx, M_STARTUP_MS, qc->ms[A_STARTUP], NULL);
+	for (unsigned int a = A_QEMU_T1; a <= A_QEMU_TCAP; a++) {
+		if (!qc->threads[a])
+			continue;
+		pre[a] = qc->ms[a] - qc->ms[A_STARTUP];
+		pre[a] = pre[a] > 0 ? pre[a] : 0;
+		case_sample(qc->ctx, ms_of[a], pre[a], NULL);
+		/*
+		 * The threads that preallocated: those it ran beyond the ones it runs without
+		 * preallocating, or its main thread when it started none (QEMU 7.2 populates
+		 * on the main thread when asked for one thread).
+		 */
+		case_sample(
+		    qc->ctx, threads_of[a],
+		    qc->seen[a] > qc->seen[A_STARTUP] + 1 ? qc->seen[a] - qc->seen[A_STARTUP] : 1,
+		    NULL);
+	}
+	case_sample(qc->ctx, M_REF_T1_MS, qc->ms[A_REF_T1], NULL);
+	if (qc->threads[A_QEMU_TALL]) {
+		case_sample(qc->ctx, M_REF_TALL_MS, qc->ms[A_REF_TALL], NULL);
+		if (pre[A_QEMU_TALL] > 0) {
+			case_sample(qc->ctx, M_QEMU_SPEEDUP, pre[A_QEMU_T1] / pre[A_QEMU_TALL],
+				    NULL);
+			case_sample(qc->ctx, M_QEMU_OVER_REF, pre[A_QEMU_TALL] / qc->ms[A_REF_TALL],
+				    NULL);
+		}
+		case_sample(qc->ctx, M_REF_SPEEDUP, qc->ms[A_REF_T1] / qc->ms[A_REF_TALL], NULL);
+	}
+	return 0;
+}
+
+static void perf_prealloc(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	const struct hw_info *hw = case_hw(ctx);
+	struct qemu_case qc = {.ctx = ctx, .qemu = o->qemu, .backend = backend_of(ctx)};
+	struct case_arms arms = {.n = A_ARMS,
+				 .warmup = o->warmup,
+				 .samples = o->samples,
+				 .sample = qemu_sample,
+				 .round_end = qemu_round_end,
+				 .arg = &qc};
+	unsigned int pus = hw->n_pus ? hw->n_pus : 1;
+	char why[256];
+
+	if (qc.backend < 0)
+		return;
+	qc.kind = ref_kind(hw, qc.backend);
+	qc.size = qemu_size(hw, o, qc.backend);
+	qc.threads[A_QEMU_T1] = qc.threads[A_REF_T1] = 1;
+	if (pus > 1)
+		qc.threads[A_QEMU_TALL] = qc.threads[A_REF_TALL] = pus;
+	if (pus > PREALLOC_CAP_QEMU)
+		qc.threads[A_QEMU_TCAP] = PREALLOC_CAP_QEMU;
+	if (kinds[qc.kind].hugetlb && pool_short(ctx, qc.kind, qc.size / kinds[qc.kind].page))
+		return;
+	if (qc.backend == B_FILE_2M && !find_hugetlbfs(hw, qc.mem_path, sizeof(qc.mem_path))) {
+		if (private_hugetlbfs(qc.mem_path, sizeof(qc.mem_path), why, sizeof(why))) {
+			case_skip(ctx, "%s", why);
+			return;
+		}
+		case_log(ctx, "hugetlbfs mounted at %s in a private mount namespace", qc.mem_path);
+	}
+	for (unsigned int m = 0; m < M_METRICS; m++)
+		case_counter(ctx, m,
+			     m == M_QEMU_T1_THREADS || m == M_QEMU_TALL_THREADS ||
+				     m == M_QEMU_TCAP_THREADS
+				 ? "proc-status"
+				 : "clock");
+	case_prop(ctx, "qemu.path", "%s", qc.qemu->path);
+	case_prop(ctx, "qemu.version", "%s", qc.qemu->version);
+	case_prop(ctx, "size_mib", "%zu", qc.size >> 20);
+	case_prop(ctx, "reference_pages", "%s", kinds[qc.kind].name);
+	case_interleave(&arms);
+	if (qc.backend == B_FILE_2M && !strncmp(qc.mem_path, "/tmp/memgate-hugetlbfs-", 23) &&
+	    !umount(qc.mem_path))
+		rmdir(qc.mem_path);
+}
+
+/* ---- the running-out check ---------------------------------------------------------------- */
+
+/*
+ * QEMU asked to preallocate more 2 MiB pages than the pool has free: it must say so and exit,
+ * not crash or hang, and leave nothing running (qemu_launch() reaps it). The pool is read,
+ * never resized: the guest is sized past what is free now.
+ */
+static void check_running_out(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	uint64_t free_pages = pool_free(K_MEMFD_2M);
+	char object[256];
+	struct qemu_launch l;
+	struct mg_err err;
+	int ret;
+
+	snprintf(object, sizeof(object), "%s,size=%" PRIu64 "M,prealloc=on,prealloc-threads=%u",
+		 backends[B_MEMFD_2M].object, (free_pages + OVERSHOOT_PAGES) * 2,
+		 case_hw(ctx)->n_pus ? case_hw(ctx)->n_pus : 1);
+	ret = qemu_launch(o->qemu, object, LAUNCH_TIMEOUT_S, &l, &err);
+	case_log(ctx, "%s -object %s", o->qemu->path, object);
+	case_prop(ctx, "qemu.version", "%s", o->qemu->version);
+	if (l.output[0])
+		case_log(ctx, "QEMU said: %s", l.output);
+	if (ret == -ETIMEDOUT)
+		case_fail(ctx, "%s", err.msg);
+	else if (!ret)
+		case_fail(ctx,
+			  "QEMU started with %" PRIu64 " pages of 2 MiB preallocated while the "
+			  "pool had %" PRIu64 " free",
+			  free_pages + OVERSHOOT_PAGES, free_pages);
+	else if (ret != -EIO)
+		case_error(ctx, "%s", err.msg);
+	else if (WIFSIGNALED(l.status))
+		case_fail(ctx, "QEMU died of signal %d instead of reporting the shortage",
+			  WTERMSIG(l.status));
+	else if (!l.output[0])
+		case_fail(ctx, "QEMU exited %d without a word on stderr", WEXITSTATUS(l.status));
+}
+
+static unsigned int expand_running_out(const struct hw_info *hw, const struct run_opts *opts,
+				       struct case_params *out, unsigned int max)
+{
+	(void)opts;
+	(void)out;
+	return max && kind_offered(hw, K_MEMFD_2M) ? 1 : 0;
+}
+
+/* ---- the suite ----------------------------------------------------------------------------- */
+
+enum { C_RUNNING_OUT, C_PREALLOC };
+
+static const struct case_def qemu_cases[] = {
+    [C_RUNNING_OUT] = {.name = "running_out",
+		       .group = "check",
+		       .kind = CASE_CHECK,
+		       .needs = NEEDS_HOST | NEEDS_QEMU,
+		       .doc =
+			   "QEMU asked for more hugetlb pages than are free: it says so and exits",
+		       .expand = expand_running_out,
+		       .run = check_running_out},
+    [C_PREALLOC] = {.name = "prealloc",
+		    .group = "perf",
+		    .kind = CASE_PERF,
+		    .needs = NEEDS_HOST | NEEDS_QEMU,
+		    .doc = "QEMU's -mem-prealloc time per backend and thread count, beside the "
+			   "reference on the same pages",
+		    .metrics = qemu_metrics,
+		    .n_metrics = M_METRICS,
+		    .expand = expand_backends,
+		    .run = perf_prealloc},
+};
+
+static const struct metric_result *metric(const struct case_result *r, unsigned int m)
+{
+	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
+}
+
+static const char *prop(const struct case_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_props; i++)
+		if (!strcmp(r->props[i].name, name))
+			return r->props[i].value;
+	return "";
+}
+
+/* One row: time, GiB/s, share of memset, threads that preallocated. */
+static void summary_row(FILE *f, const char *label, const struct metric_result *ms,
+			const struct metric_result *threads, double gib, double limit)
+{
+	double rate;
+
+	if (!ms || ms->sum.median <= 0)
+		return;
+	rate = gib / (ms->sum.median / 1e3);
+	fprintf(f, "  %-16s %8.1f ms %6.2f GiB/s %5.1f%% of memset", label, ms->sum.median, rate,
+		limit > 0 ? 100 * rate / limit : 0);
+	if (threads)
+		fprintf(f, "  (%.0f threads preallocated)", threads->sum.median);
+	fputc('\n', f);
+}
+
+static void summary_case(FILE *f, const struct case_result *r)
+{
+	const struct metric_result *mm = metric(r, M_MEMSET_MS), *m;
+	double gib = atof(prop(r, "size_mib")) / 1024,
+	       limit = mm ? gib / (mm->sum.median / 1e3) : 0;
+
+	fprintf(f, "%s, %.2f GiB, QEMU %s (start-up without prealloc %.1f ms; memset %.1f GiB/s)\n",
+		r->inst->name, gib, prop(r, "qemu.version"),
+		metric(r, M_STARTUP_MS) ? metric(r, M_STARTUP_MS)->sum.median : 0, limit);
+	summary_row(f, "qemu 1 thread", metric(r, M_QEMU_T1_MS), metric(r, M_QEMU_T1_THREADS), gib,
+		    limit);
+	summary_row(f, "qemu all PUs", metric(r, M_QEMU_TALL_MS), metric(r, M_QEMU_TALL_THREADS),
+		    gib, limit);
+	summary_row(f, "qemu cap (16)", metric(r, M_QEMU_TCAP_MS), metric(r, M_QEMU_TCAP_THREADS),
+		    gib, limit);
+	summary_row(f, "ref 1 thread", metric(r, M_REF_T1_MS), NULL, gib, limit);
+	summary_row(f, "ref all PUs", metric(r, M_REF_TALL_MS), NULL, gib, limit);
+	if ((m = metric(r, M_QEMU_SPEEDUP)) && metric(r, M_REF_SPEEDUP))
+		fprintf(f, "  speedup over 1 thread: qemu %.2fx, ref %.2fx; qemu/ref %.2fx\n",
+			m->sum.median, metric(r, M_REF_SPEEDUP)->sum.median,
+			metric(r, M_QEMU_OVER_REF) ? metric(r, M_QEMU_OVER_REF)->sum.median : 0);
+}
+
+static char *qemu_summary(const struct case_result *results, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (results[i].inst->def != &qemu_cases[C_PREALLOC] ||
+		    !metric(&results[i], M_QEMU_T1_MS))
+			continue;
+		if (!f && !(f = open_memstream(&buf, &len)))
+			return NULL;
+		if (!len)
+			fprintf(f, "qemu: -mem-prealloc time (launch less the same launch without "
+				   "prealloc), medians, beside the reference on the same pages\n");
+		summary_case(f, &results[i]);
+		fflush(f);
+	}
+	if (f) {
+		fprintf(f, "published (seed 000, 2017): 4 TB of 2 MiB pages, 1 thread 54m12s, 16 "
+			   "threads 1m59s; seed 004 (2025): 7.5 TB, 16 threads 2m42s, 32 threads "
+			   "1m19s\n");
+		fclose(f);
+	}
+	return buf;
+}
+
+const struct suite_def suite_qemu = {
+    .name = "qemu",
+    .doc = "a QEMU binary's -mem-prealloc start-up per backend and thread count, beside the "
+	   "reference",
+    .cases = qemu_cases,
+    .n_cases = ARRAY_SIZE(qemu_cases),
+    .summary = qemu_summary,
+    .hugepages = qemu_hugepages,
+};
