@@ -83,10 +83,13 @@ $(B)/tsan/test_rcu: tests/test_rcu.c impl/rcu.c impl/rcu.h util/text.c
 tsan: $(B)/tsan/test_rcu
 	TSAN_OPTIONS=halt_on_error=1 CMOCKA_MESSAGE_OUTPUT=TAP $(B)/tsan/test_rcu
 
-# The main job: everything the host supports, embedded defaults, reports under build/.
+# The main job: everything the host supports, embedded defaults, reports under build/. As root
+# it sizes the hugetlb pools for the hugetlb cases (and puts them back); as a user those cases
+# SKIP saying what to do. RUN_ARGS adds options: RUN_ARGS=--long, RUN_ARGS=--quick.
+RESERVE = $(shell [ "$$(id -u)" = 0 ] && echo --reserve-hugepages)
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RUN_ARGS)
+	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) $(RUN_ARGS)
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)

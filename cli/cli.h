@@ -69,6 +69,8 @@ enum {
 	OPT_CONFIRM_ROUNDS,
 	OPT_SHARD,
 	OPT_QEMU,
+	OPT_LONG,
+	OPT_HTML,
 };
 
 struct cli {
@@ -93,6 +95,7 @@ struct cli {
 	const char *junit;
 	const char *json_path;
 	const char *csv_dir;   /* --csv: a folder, one file per chart */
+	const char *html;      /* --html: a page, its files beside it */
 	const char *qemu_path; /* --qemu */
 	struct qemu_bin qemu;  /* the qemu suite's binary, found by cli_plan() */
 	enum junit_style style;
@@ -105,7 +108,8 @@ struct cli {
 
 /* The option tables of the commands (options.c). */
 extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
-    cli_ab_options[], cli_compare_options[], cli_rules_options[], cli_plain_options[];
+    cli_ab_options[], cli_compare_options[], cli_rules_options[], cli_plain_options[],
+    cli_merge_options[];
 
 /** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
 int cli_print_usage(void);
@@ -169,5 +173,6 @@ int cli_cmd_rules(int argc, char **argv);
 int cli_cmd_ab(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_baseline(int argc, char **argv);
+int cli_cmd_merge(int argc, char **argv);
 
 #endif

@@ -93,6 +93,8 @@ static int ab_common(const struct cli *c, const char **argv, int max, char *numb
 	}
 	if (c->opts.quick && n + 1 < max)
 		argv[n++] = "--quick";
+	if (c->opts.long_run && n + 1 < max)
+		argv[n++] = "--long";
 	if (c->shards && n + 2 < max) {
 		snprintf(shard, 32, "%lu/%lu", c->shard, c->shards);
 		argv[n++] = "--shard";

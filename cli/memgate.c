@@ -121,9 +121,10 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 		rules_release(&c->rules);
 		return ret;
 	}
-	/* A rule that matches nothing is a typo, or a case this host lacks: say so, unless
-	 * the selection narrowed the cases on purpose. */
-	if (!c->glob && !c->n_names && !c->checks_only && !c->shards)
+	/* A rule of --rules FILE that matches nothing is a typo, or a case this host lacks: say
+	 * so, unless the selection narrowed the cases on purpose. The embedded rules cover
+	 * every host and --long: they are not warned about. */
+	if (c->rules_path && !c->glob && !c->n_names && !c->checks_only && !c->shards)
 		rules_warn_unused(&c->rules, *insts, *n, stderr);
 	return 0;
 }
@@ -134,12 +135,17 @@ int cli_check_reports(const struct cli *c)
 
 	if ((c->junit && report_path_check(c->junit, "--junit", &err)) ||
 	    (c->json_path && report_path_check(c->json_path, "--json", &err)) ||
-	    (c->csv_dir && report_csv_check(c->csv_dir, &err))) {
+	    (c->csv_dir && report_csv_check(c->csv_dir, &err)) ||
+	    (c->html && report_path_check(c->html, "--html", &err))) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	if (!report_paths_distinct(c->junit, c->json_path))
 		return cli_usage_error("--junit and --json name the same file (%s)", c->junit);
+	if (!report_paths_distinct(c->html, c->junit) ||
+	    !report_paths_distinct(c->html, c->json_path))
+		return cli_usage_error("--html names the same file as --junit or --json (%s)",
+				       c->html);
 	return 0;
 }
 
@@ -180,6 +186,10 @@ int cli_write_reports(const struct cli *c, const struct report_run *rep)
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		ret = EXIT_HARNESS;
 	}
+	if (c->html && report_html_write(rep, c->html, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		ret = EXIT_HARNESS;
+	}
 	return ret;
 }
 
@@ -198,7 +208,7 @@ static int dispatch(int argc, char **argv)
 
 	if (!cmd)
 		return cli_usage_error(
-		    "%s", "missing command: hw, list, run, ab, compare, baseline or rules");
+		    "%s", "missing command: hw, list, run, ab, compare, baseline, merge or rules");
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
 		return cli_print_usage();
 	if (!strcmp(cmd, "--version")) {
@@ -217,6 +227,8 @@ static int dispatch(int argc, char **argv)
 		return cli_cmd_compare(argc - 1, argv + 1);
 	if (!strcmp(cmd, "baseline"))
 		return cli_cmd_baseline(argc - 1, argv + 1);
+	if (!strcmp(cmd, "merge"))
+		return cli_cmd_merge(argc - 1, argv + 1);
 	if (!strcmp(cmd, "rules"))
 		return cli_cmd_rules(argc - 1, argv + 1);
 	/* The A/B protocol: what `memgate ab` asks a side first. */
@@ -225,8 +237,8 @@ static int dispatch(int argc, char **argv)
 		return EXIT_PASSED;
 	}
 	return cli_usage_error(
-	    "unknown command '%s': expected hw, list, run, ab, compare, baseline "
-	    "or rules",
+	    "unknown command '%s': expected hw, list, run, ab, compare, baseline, "
+	    "merge or rules",
 	    cmd);
 }
 

@@ -24,19 +24,22 @@ static const char usage_text[] =
     "        [--rules FILE] [--topology SPEC] [--qemu PATH]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
-    "        [--quick] [--timeout S] [--seed N] [--junit FILE] [--junit-style jenkins|ant]\n"
+    "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
+    "jenkins|ant]\n"
     "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC] [--qemu PATH]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
-    "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick]\n"
+    "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick] [--long]\n"
     "        [--junit FILE] [--json FILE] [--rules FILE] [--reserve-hugepages] [--size SIZE]\n"
     "        is head slower than base? Every shared perf case, the two builds in turn,\n"
     "        each round a fresh process of each; head's checks run once\n"
     "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--rules FILE]\n"
     "        judge a run against earlier ones (pooled per run) of the same host class\n"
+    "  merge SHARD.json... --json FILE\n"
+    "        the results of a run's shards (--shard I/N) as one results file\n"
     "  baseline add RESULTS.json DIR\n"
     "        file a run into a history directory, under DIR/HOST_CLASS_HASH/\n"
     "  rules [--rules FILE]\n"
@@ -52,6 +55,8 @@ static const char usage_text[] =
     "                        ab: per round, default 3, quick 2)\n"
     "      --warmup N        discarded samples first (default 3, quick 1; ab: 1)\n"
     "      --quick           fewer samples and smaller sizes: a smoke run\n"
+    "      --long            the long cases too: 4 GiB guests (the published figures' size;\n"
+    "                        default 1 GiB) and the 200-disk boot\n"
     "      --timeout S       seconds per case before it is killed (default 600)\n"
     "      --seed N          seed of the bootstrap and of random workloads (default 1)\n"
     "      --junit FILE      write JUnit XML (Jenkins' dialect unless --junit-style ant)\n"
@@ -136,6 +141,7 @@ const struct option cli_list_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"qemu", required_argument, NULL, OPT_QEMU},
     {"quick", no_argument, NULL, OPT_QUICK},
+    {"long", no_argument, NULL, OPT_LONG},
     {"size", required_argument, NULL, OPT_SIZE},
     {"json", no_argument, NULL, OPT_JSON},
     {"case", required_argument, NULL, OPT_CASE},
@@ -166,11 +172,13 @@ const struct option cli_run_options[] = {
     {"samples", required_argument, NULL, 'n'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"quick", no_argument, NULL, OPT_QUICK},
+    {"long", no_argument, NULL, OPT_LONG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"seed", required_argument, NULL, OPT_SEED},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
     {"json", required_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"help", no_argument, NULL, OPT_HELP},
@@ -192,10 +200,18 @@ const struct option cli_ab_options[] = {
     {"samples", required_argument, NULL, 'n'},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"quick", no_argument, NULL, OPT_QUICK},
+    {"long", no_argument, NULL, OPT_LONG},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"seed", required_argument, NULL, OPT_SEED},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_merge_options[] = {
     {"json", required_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -208,6 +224,7 @@ const struct option cli_compare_options[] = {
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
     {"json", required_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -350,6 +367,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 	case OPT_QUICK:
 		c->opts.quick = true;
 		return 0;
+	case OPT_LONG:
+		c->opts.long_run = true;
+		return 0;
 	case OPT_RESERVE:
 		c->reserve = true;
 		return 0;
@@ -358,6 +378,9 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_CSV:
 		c->csv_dir = arg;
+		return 0;
+	case OPT_HTML:
+		c->html = arg;
 		return 0;
 	case OPT_QEMU:
 		c->qemu_path = arg;

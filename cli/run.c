@@ -270,10 +270,12 @@ static struct case_result *merge_results(const struct case_result *results, size
 
 /*
  * --baseline PATH: this run's perf metrics against the newest runs of this host class in
- * PATH (a results file or a directory of them). None there: one SKIP saying so.
+ * PATH (a results file or a directory of them). None there: one SKIP saying so. The runs
+ * read go to @keep (newest first, @n_keep of them) for the reports; release them.
  */
 static int judge_baseline(const struct cli *c, const struct hw_info *hw,
-			  const struct case_result *results, size_t n, struct compare_results *out)
+			  const struct case_result *results, size_t n, struct compare_results *out,
+			  struct hist_run **keep, size_t *n_keep)
 {
 	struct hist_run *runs = NULL, head;
 	struct judged *j = NULL;
@@ -319,9 +321,9 @@ static int judge_baseline(const struct cli *c, const struct hw_info *hw,
 		ret = compare_results_skip("baseline", "history", context, out);
 	}
 	hist_release_shared(&head);
-	for (size_t i = 0; i < n_runs; i++)
-		hist_release(&runs[i]);
-	free(runs);
+	/* The runs stay for the report's trends; the caller releases them. */
+	*keep = runs;
+	*n_keep = n_runs;
 	return ret;
 }
 
@@ -331,6 +333,8 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	struct case_result *results = calloc(n ? n : 1, sizeof(*results));
 	struct gate_results gates = {0};
 	struct compare_results base = {0};
+	struct hist_run *history = NULL;
+	size_t n_history = 0;
 	struct case_result *all;
 	size_t n_suites, n_all;
 	const struct suite_def *const *suites = suites_all(&n_suites);
@@ -353,7 +357,7 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 		ret = mg_err_set(&err, ENOMEM, "out of memory judging the gates");
 	if (!ret && !c->no_gates)
 		ret = resample_inconclusive(&c->rules, insts, results, n, hw, &opts, &gates, &err);
-	if (!ret && c->baseline && judge_baseline(c, hw, results, n, &base))
+	if (!ret && c->baseline && judge_baseline(c, hw, results, n, &base, &history, &n_history))
 		status = EXIT_USAGE;
 	all = merge_results(results, n, &gates, &base, &n_all);
 	if (all) {
@@ -361,6 +365,8 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 		rep.n = n_all;
 	}
 	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
+	rep.history = history;
+	rep.n_history = n_history;
 	/* Whatever happened, what was measured is reported. */
 	/* The cases were shown as they ended: the gates, baselines and counts are left. */
 	report_console(&rep, n, stdout);
@@ -382,6 +388,9 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	/* The pool goes back now; atexit and the signal handlers are the other ways out. */
 	reserve_restore();
 	gates_release(&gates);
+	for (size_t i = 0; i < n_history; i++)
+		hist_release(&history[i]);
+	free(history);
 	compare_results_release(&base);
 	free(all);
 	free(results);

@@ -104,6 +104,7 @@ struct run_opts {
 	unsigned int samples;	      /* per metric, after warm-up */
 	unsigned int warmup;	      /* discarded samples before the measured ones */
 	bool quick;		      /* smaller sizes and fewer samples: a smoke run */
+	bool long_run;		      /* --long: 4 GiB guests and the 200-disk boot too */
 	double timeout_s;	      /* per case */
 	uint64_t seed;		      /* bootstrap and workload randomness */
 	bool progress;		      /* "case k of N" lines on stderr */
@@ -118,8 +119,8 @@ struct run_opts {
 
 /**
  * case_guest_size() - bytes of guest memory the cases that model a guest use: --size, or
- * min(4 GiB (1 GiB quick), a quarter of MemAvailable), in whole 1 GiB pages from 1 GiB up
- * and whole 2 MiB pages below.
+ * min(1 GiB (4 GiB with --long, 256 MiB quick), a quarter of MemAvailable), in whole 1 GiB pages
+ * from 1 GiB up and whole 2 MiB pages below.
  */
 uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o);
 

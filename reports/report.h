@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "hw/hw.h"
+#include "harness/history.h"
 #include "harness/result.h"
 #include "util/err.h"
 
@@ -19,6 +20,8 @@ struct report_run {
 	const char *commit; /* of the source memgate was built from: git describe, or "unknown" */
 	const char *label;  /* --label, "" when none */
 	const char *qemu;   /* the QEMU version the run used, "" when none */
+	const struct hist_run *history; /* --baseline's runs, newest first: the HTML's trends */
+	size_t n_history;
 };
 
 enum junit_style {
@@ -47,6 +50,14 @@ int report_csv_check(const char *dir, struct mg_err *err);
  * unit, @dir/SUITE-UNIT.csv holds a row of labels ("CASE METRIC") and a row of values.
  */
 int report_csv_write(const struct report_run *run, const char *dir, struct mg_err *err);
+
+/**
+ * report_html_write() - @run as a page a person reads: @path, and beside it NAME-files/ with
+ * the stylesheet and an SVG chart per perf case, per suite's gates or verdicts and, with
+ * history, per case's trend. No script and no inline style (Jenkins' default CSP blocks
+ * both). Returns 0 or -errno with @err.
+ */
+int report_html_write(const struct report_run *run, const char *path, struct mg_err *err);
 
 /**
  * report_console_case() - one result as a person reads it: outcome, name, time, the figures

@@ -1,0 +1,756 @@
+/*
+ * html.c - a static page a person would rather look at than read: the verdicts, a chart of
+ * every perf case's samples, the gates' ratios against their thresholds, and with history
+ * the trend of each metric. Jenkins serves reports under a Content-Security-Policy that
+ * blocks scripts and inline styles, so the page has neither: the charts are SVG files
+ * (presentation attributes only) shown with <img>, the styles a CSS file beside the page.
+ * libxml2 builds both trees, so every name and message is escaped by construction.
+ */
+#include "reports/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <libxml/HTMLtree.h>
+#include <libxml/tree.h>
+
+#include "reports/file.h"
+#include "util/stats.h"
+#include "util/text.h"
+#include "util/util.h"
+
+#define SVG_NS "http://www.w3.org/2000/svg"
+
+/* Chart geometry, in SVG user units (pixels at 100%). */
+#define CHART_W 860
+#define LABEL_W 300 /* metric or gate names, right-aligned against the plot */
+#define VALUE_W 180 /* the median or ratio, as text */
+#define PLOT_X (LABEL_W + 10)
+#define PLOT_W (CHART_W - PLOT_X - VALUE_W)
+#define ROW_H 18
+#define AXIS_H 22
+
+/* Outcome colours; the arms of a case take the palette in order of first appearance. */
+#define C_PASS "#2e7d32"
+#define C_FAIL "#c62828"
+#define C_OTHER "#9e9e9e"
+#define C_INK "#263238"
+#define C_GRID "#cfd8dc"
+static const char *const palette[] = {"#1565c0", "#6d4c41", "#00838f", "#6a1b9a",
+				      "#ef6c00", "#546e7a", "#ad1457", "#558b2f"};
+
+/* ---- small tree helpers ------------------------------------------------------------------ */
+
+static xmlNodePtr el(xmlNodePtr parent, const char *name, const char *text)
+{
+	char *clean = text ? text_xml_clean(text, strlen(text)) : NULL;
+	xmlNodePtr n = xmlNewTextChild(parent, NULL, BAD_CAST name, BAD_CAST clean);
+
+	free(clean);
+	return n;
+}
+
+static void attr(xmlNodePtr n, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void attr(xmlNodePtr n, const char *name, const char *fmt, ...)
+{
+	char buf[1024], *clean;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	clean = text_xml_clean(buf, strlen(buf));
+	xmlNewProp(n, BAD_CAST name, BAD_CAST(clean ? clean : ""));
+	free(clean);
+}
+
+static xmlNodePtr svg_text(xmlNodePtr svg, double x, double y, const char *anchor, const char *fill,
+			   const char *text)
+{
+	xmlNodePtr t = el(svg, "text", text);
+
+	attr(t, "x", "%.1f", x);
+	attr(t, "y", "%.1f", y);
+	attr(t, "text-anchor", "%s", anchor);
+	attr(t, "fill", "%s", fill);
+	attr(t, "font-size", "11");
+	attr(t, "font-family", "sans-serif");
+	return t;
+}
+
+static void svg_line(xmlNodePtr svg, double x1, double y1, double x2, double y2, const char *stroke,
+		     double width, bool dashed)
+{
+	xmlNodePtr l = xmlNewChild(svg, NULL, BAD_CAST "line", NULL);
+
+	attr(l, "x1", "%.1f", x1);
+	attr(l, "y1", "%.1f", y1);
+	attr(l, "x2", "%.1f", x2);
+	attr(l, "y2", "%.1f", y2);
+	attr(l, "stroke", "%s", stroke);
+	attr(l, "stroke-width", "%.1f", width);
+	if (dashed)
+		attr(l, "stroke-dasharray", "4 3");
+}
+
+static void svg_rect(xmlNodePtr svg, double x, double y, double w, double h, const char *fill,
+		     double opacity)
+{
+	xmlNodePtr r = xmlNewChild(svg, NULL, BAD_CAST "rect", NULL);
+
+	attr(r, "x", "%.1f", x);
+	attr(r, "y", "%.1f", y);
+	attr(r, "width", "%.1f", w > 0.5 ? w : 0.5);
+	attr(r, "height", "%.1f", h);
+	attr(r, "fill", "%s", fill);
+	attr(r, "fill-opacity", "%.2f", opacity);
+}
+
+static void svg_dot(xmlNodePtr svg, double x, double y, double r, const char *color, bool hollow)
+{
+	xmlNodePtr c = xmlNewChild(svg, NULL, BAD_CAST "circle", NULL);
+
+	attr(c, "cx", "%.1f", x);
+	attr(c, "cy", "%.1f", y);
+	attr(c, "r", "%.1f", r);
+	attr(c, "fill", "%s", hollow ? "none" : color);
+	attr(c, "stroke", "%s", color);
+	attr(c, "fill-opacity", "0.55");
+}
+
+/* A new SVG document of @height, its root returned through @root; @title for screen readers. */
+static xmlDocPtr svg_new(double height, const char *title, xmlNodePtr *root)
+{
+	xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
+	xmlNodePtr svg = xmlNewNode(NULL, BAD_CAST "svg");
+
+	xmlDocSetRootElement(doc, svg);
+	xmlNewNs(svg, BAD_CAST SVG_NS, NULL);
+	attr(svg, "width", "%d", CHART_W);
+	attr(svg, "height", "%.0f", height);
+	attr(svg, "viewBox", "0 0 %d %.0f", CHART_W, height);
+	el(svg, "title", title);
+	svg_rect(svg, 0, 0, CHART_W, height, "#ffffff", 1);
+	*root = svg;
+	return doc;
+}
+
+/* ---- scales -------------------------------------------------------------------------------- */
+
+struct scale {
+	double lo, hi;
+	bool log;
+};
+
+/* A scale over [lo, hi]: logarithmic when the values span more than 30x and are positive. */
+static struct scale scale_of(double lo, double hi)
+{
+	struct scale s = {lo, hi, false};
+
+	if (!(hi > lo)) {
+		s.lo = lo > 0 ? lo * 0.9 : lo - 1;
+		s.hi = hi > 0 ? hi * 1.1 : hi + 1;
+	}
+	if (s.lo > 0 && s.hi / s.lo > 30) {
+		s.log = true;
+		s.lo = pow(10, floor(log10(s.lo)));
+		s.hi = pow(10, ceil(log10(s.hi)));
+	} else {
+		double pad = (s.hi - s.lo) * 0.05;
+
+		s.lo = s.lo >= 0 && s.lo - pad < 0 ? 0 : s.lo - pad;
+		s.hi += pad;
+	}
+	return s;
+}
+
+static double sx(const struct scale *s, double v)
+{
+	double f;
+
+	if (s->log)
+		f = v > 0 ? (log10(v) - log10(s->lo)) / (log10(s->hi) - log10(s->lo)) : 0;
+	else
+		f = (v - s->lo) / (s->hi - s->lo);
+	f = f < 0 ? 0 : f > 1 ? 1 : f;
+	return PLOT_X + f * PLOT_W;
+}
+
+/* Ticks and their labels under a plot whose rows end at @y. */
+static void axis(xmlNodePtr svg, const struct scale *s, double y_top, double y, const char *unit)
+{
+	char buf[64];
+
+	int decades = s->log ? (int)lround(log10(s->hi / s->lo)) : 4;
+
+	svg_line(svg, PLOT_X, y, PLOT_X + PLOT_W, y, C_INK, 1, false);
+	/* Linear: five even ticks; logarithmic: one a decade. */
+	for (int i = 0; i <= decades; i++) {
+		double v = s->log ? s->lo * pow(10, i) : s->lo + i * (s->hi - s->lo) / 4;
+		double x = sx(s, v);
+
+		svg_line(svg, x, y_top, x, y, C_GRID, 1, false);
+		snprintf(buf, sizeof(buf), "%.4g", v);
+		svg_text(svg, x, y + 14, "middle", C_INK, buf);
+	}
+	snprintf(buf, sizeof(buf), "%s%s", unit, s->log ? " (log scale)" : "");
+	svg_text(svg, PLOT_X - 24, y + 14, "end", C_INK, buf);
+}
+
+/* ---- files beside the page -------------------------------------------------------------- */
+
+struct page {
+	char dir[4096];	   /* where the page is */
+	char files[4096];  /* its files' folder, relative to the page: "NAME-files" */
+	unsigned int next; /* charts written so far */
+	struct mg_err *err;
+	int failed;
+};
+
+static int write_svg(struct page *pg, xmlDocPtr doc, const char *name)
+{
+	char path[8400];
+	struct report_file rf;
+	xmlChar *mem = NULL;
+	int len = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", pg->dir, pg->files, name);
+	xmlDocDumpFormatMemoryEnc(doc, &mem, &len, "UTF-8", 1);
+	if (!mem)
+		return mg_err_set(pg->err, ENOMEM, "cannot serialise %s", path);
+	ret = report_file_open(&rf, path, pg->err);
+	if (!ret) {
+		rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
+		ret = report_file_commit(&rf, pg->err);
+	}
+	xmlFree(mem);
+	return ret;
+}
+
+/* Write @doc as the next chart and show it in @parent as a figure with @caption. */
+static void figure(struct page *pg, xmlNodePtr parent, xmlDocPtr doc, const char *alt,
+		   const char *caption)
+{
+	char name[32];
+	xmlNodePtr fig, img;
+
+	snprintf(name, sizeof(name), "chart-%03u.svg", ++pg->next);
+	if (!pg->failed && write_svg(pg, doc, name))
+		pg->failed = 1;
+	xmlFreeDoc(doc);
+	fig = el(parent, "div", NULL);
+	attr(fig, "class", "figure");
+	img = el(fig, "img", NULL);
+	attr(img, "src", "%s/%s", pg->files, name);
+	attr(img, "alt", "%s", alt);
+	attr(el(fig, "p", caption), "class", "caption");
+}
+
+/* ---- a perf case's samples --------------------------------------------------------------- */
+
+/* The arm of a metric: what comes before its first dot ("impl" of "impl.update_max"). */
+static size_t arm_len(const char *metric)
+{
+	const char *dot = strchr(metric, '.');
+
+	return dot ? (size_t)(dot - metric) : strlen(metric);
+}
+
+static const char *arm_color(const struct case_result *r, const char *metric)
+{
+	size_t len = arm_len(metric), k = 0;
+
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
+		const char *other = r->metrics[m].def->name;
+
+		if (arm_len(other) == len && !strncmp(other, metric, len))
+			break;
+		/* A new arm: the first metric of its name. */
+		bool seen = false;
+
+		for (size_t p = 0; p < m && !seen; p++)
+			seen = arm_len(r->metrics[p].def->name) == arm_len(other) &&
+			       !strncmp(r->metrics[p].def->name, other, arm_len(other));
+		k += !seen;
+	}
+	return palette[k % ARRAY_SIZE(palette)];
+}
+
+/* One unit's rows of @r from @y: samples as dots (hollow: stolen time), the interval as a
+ * band, the median as a bar. Returns the y below the axis. */
+static double unit_rows(xmlNodePtr svg, const struct case_result *r, const char *unit, double y)
+{
+	double lo = INFINITY, hi = -INFINITY, y0 = y;
+	struct scale s;
+	char buf[96];
+
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
+		const struct metric_result *mr = &r->metrics[m];
+
+		if (!mr->n || strcmp(mr->def->unit, unit))
+			continue;
+		for (size_t i = 0; i < mr->n; i++) {
+			lo = mr->v[i] < lo ? mr->v[i] : lo;
+			hi = mr->v[i] > hi ? mr->v[i] : hi;
+		}
+	}
+	s = scale_of(lo, hi);
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
+		const struct metric_result *mr = &r->metrics[m];
+		const char *color = arm_color(r, mr->def->name);
+		double mid = y + ROW_H / 2.0;
+
+		if (!mr->n || strcmp(mr->def->unit, unit))
+			continue;
+		svg_text(svg, LABEL_W, mid + 4, "end", C_INK, mr->def->name);
+		svg_rect(svg, sx(&s, mr->sum.ci_lo), y + 3,
+			 sx(&s, mr->sum.ci_hi) - sx(&s, mr->sum.ci_lo), ROW_H - 6, color, 0.18);
+		for (size_t i = 0; i < mr->n; i++)
+			svg_dot(svg, sx(&s, mr->v[i]), mid, 2.5, color,
+				mr->stolen && mr->stolen[i]);
+		svg_line(svg, sx(&s, mr->sum.median), y + 2, sx(&s, mr->sum.median), y + ROW_H - 2,
+			 color, 2.5, false);
+		snprintf(buf, sizeof(buf), "%.4g %s", mr->sum.median, unit);
+		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", C_INK, buf);
+		y += ROW_H;
+	}
+	axis(svg, &s, y0, y, unit);
+	return y + AXIS_H + 8;
+}
+
+static void case_chart(struct page *pg, xmlNodePtr parent, const struct case_result *r)
+{
+	const char *units[16];
+	size_t n_units = 0, rows = 0;
+	double y = 8;
+	xmlNodePtr svg;
+	xmlDocPtr doc;
+	char title[320];
+
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
+		const struct metric_result *mr = &r->metrics[m];
+		size_t u = 0;
+
+		if (!mr->n)
+			continue;
+		rows++;
+		while (u < n_units && strcmp(units[u], mr->def->unit))
+			u++;
+		if (u == n_units && n_units < ARRAY_SIZE(units))
+			units[n_units++] = mr->def->unit;
+	}
+	if (!rows)
+		return;
+	snprintf(title, sizeof(title), "%s.%s.%s: samples per metric", r->inst->suite->name,
+		 r->inst->def->group, r->inst->name);
+	doc = svg_new(16 + (double)rows * ROW_H + (double)n_units * (AXIS_H + 8), title, &svg);
+	for (size_t u = 0; u < n_units; u++)
+		y = unit_rows(svg, r, units[u], y);
+	figure(
+	    pg, parent, doc, title,
+	    "Each dot a sample (hollow: taken while the VM lost its CPU), the bar the median, the "
+	    "band its bootstrap 95% interval; a colour per arm (the implementation under test "
+	    "and each reference).");
+}
+
+/* ---- gates and verdicts: a ratio and its interval against the threshold ------------------ */
+
+static bool prop_num(const struct case_result *r, const char *name, double *v)
+{
+	for (size_t i = 0; i < r->n_props; i++)
+		if (!strcmp(r->props[i].name, name)) {
+			*v = atof(r->props[i].value);
+			return true;
+		}
+	return false;
+}
+
+/* The ratio, its interval and the bound of a gate (ratio vs threshold) or a comparison
+ * verdict (worse ratio vs 1 + tolerance). */
+static bool judged(const struct case_result *r, double *ratio, double *lo, double *hi,
+		   double *bound)
+{
+	double tol;
+
+	if (prop_num(r, "ratio", ratio) && prop_num(r, "ratio_ci95_lo", lo) &&
+	    prop_num(r, "ratio_ci95_hi", hi) && prop_num(r, "threshold", bound))
+		return true;
+	if (prop_num(r, "worse_ratio", ratio) && prop_num(r, "worse_ci95_lo", lo) &&
+	    prop_num(r, "worse_ci95_hi", hi) && prop_num(r, "tolerance", &tol)) {
+		*bound = 1 + tol;
+		return true;
+	}
+	return false;
+}
+
+static const char *outcome_color(enum case_outcome o)
+{
+	return o == OUTCOME_PASS			 ? C_PASS
+	       : o == OUTCOME_FAIL || o == OUTCOME_ERROR ? C_FAIL
+							 : C_OTHER;
+}
+
+/* The judged results of @suite (gates, or A/B and baseline verdicts) in one chart. */
+static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct report_run *run,
+			  const char *suite)
+{
+	double lo = INFINITY, hi = -INFINITY, ratio, clo, chi, bound, y = 8;
+	size_t rows = 0;
+	struct scale s;
+	xmlNodePtr svg;
+	xmlDocPtr doc;
+	char title[160], buf[96];
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+
+		if (strcmp(r->inst->suite->name, suite) || !judged(r, &ratio, &clo, &chi, &bound) ||
+		    !isfinite(ratio))
+			continue;
+		rows++;
+		lo = fmin(lo, fmin(isfinite(clo) ? clo : ratio, bound));
+		hi = fmax(hi, fmax(isfinite(chi) ? chi : ratio, bound));
+	}
+	if (!rows)
+		return;
+	s = scale_of(lo > 0 ? lo / 1.1 : lo, hi * 1.1);
+	snprintf(title, sizeof(title), "%s: ratios against their bounds", suite);
+	doc = svg_new(16 + (double)rows * ROW_H + AXIS_H + 8, title, &svg);
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+		const char *color = outcome_color(r->outcome);
+		double mid = y + ROW_H / 2.0;
+
+		if (strcmp(r->inst->suite->name, suite) || !judged(r, &ratio, &clo, &chi, &bound) ||
+		    !isfinite(ratio))
+			continue;
+		svg_text(svg, LABEL_W, mid + 4, "end", color, r->inst->name);
+		if (isfinite(clo) && isfinite(chi))
+			svg_line(svg, sx(&s, clo), mid, sx(&s, chi), mid, color, 3, false);
+		svg_line(svg, sx(&s, bound), y + 1, sx(&s, bound), y + ROW_H - 1, C_INK, 1.2, true);
+		svg_dot(svg, sx(&s, ratio), mid, 4, color, false);
+		snprintf(buf, sizeof(buf), "%.3g (bound %.3g)", ratio, bound);
+		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", color, buf);
+		y += ROW_H;
+	}
+	axis(svg, &s, 8, y, "ratio");
+	figure(pg, parent, doc, title,
+	       "Each row a gate or a comparison: the dot is the ratio (for comparisons, head "
+	       "against base in the worse direction), the bar its 95% interval, the dashed line "
+	       "the bound it is judged against; red when it failed, green when it passed, grey "
+	       "when skipped.");
+}
+
+/* ---- trends over the history ------------------------------------------------------------- */
+
+/* For each metric of @r that the history has: its median per run, oldest first, then this
+ * run's, each row scaled to its own range. */
+static void trend_chart(struct page *pg, xmlNodePtr parent, const struct report_run *run,
+			const struct case_result *r)
+{
+	char full[256], title[320], buf[96];
+	double y = 8;
+	size_t rows = 0;
+	xmlNodePtr svg;
+	xmlDocPtr doc;
+
+	snprintf(full, sizeof(full), "%s.%s.%s", r->inst->suite->name, r->inst->def->group,
+		 r->inst->name);
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++)
+		for (size_t k = 0; k < run->n_history && r->metrics[m].n; k++) {
+			const struct hist_case *hc = hist_case(&run->history[k], full);
+
+			if (hc && hist_metric(hc, r->metrics[m].def->name)) {
+				rows++;
+				break;
+			}
+		}
+	if (!rows)
+		return;
+	snprintf(title, sizeof(title), "%s: medians over the history, this run last", full);
+	doc = svg_new(16 + (double)rows * ROW_H, title, &svg);
+	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
+		const struct metric_result *mr = &r->metrics[m];
+		double v[64], lo = INFINITY, hi = -INFINITY, px = 0, py = 0, mid = y + ROW_H / 2.0;
+		size_t n = 0;
+
+		if (!mr->n)
+			continue;
+		/* The history is newest first. */
+		for (size_t k = run->n_history; k-- > 0 && n < ARRAY_SIZE(v) - 1;) {
+			const struct hist_case *hc = hist_case(&run->history[k], full);
+			const struct hist_metric *hm = hc ? hist_metric(hc, mr->def->name) : NULL;
+
+			if (hm && hm->n)
+				v[n++] = stats_median(hm->v, hm->n);
+		}
+		if (!n)
+			continue;
+		v[n++] = mr->sum.median;
+		for (size_t i = 0; i < n; i++) {
+			lo = fmin(lo, v[i]);
+			hi = fmax(hi, v[i]);
+		}
+		svg_text(svg, LABEL_W, mid + 4, "end", C_INK, mr->def->name);
+		for (size_t i = 0; i < n; i++) {
+			double x = PLOT_X + (n > 1 ? (double)i * PLOT_W / (double)(n - 1) : 0);
+			double yy =
+			    y + ROW_H - 3 - (hi > lo ? (v[i] - lo) / (hi - lo) : 0.5) * (ROW_H - 6);
+
+			if (i)
+				svg_line(svg, px, py, x, yy, palette[0], 1.5, false);
+			px = x;
+			py = yy;
+		}
+		svg_dot(svg, px, py, 3, palette[0], false);
+		snprintf(buf, sizeof(buf), "%.4g -> %.4g %s", v[0], v[n - 1], mr->def->unit);
+		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", C_INK, buf);
+		y += ROW_H;
+	}
+	figure(pg, parent, doc, title,
+	       "Each row one metric's median in each run of the history (oldest left), this run "
+	       "the dot at the right; each row scaled to its own range.");
+}
+
+/* ---- the page ------------------------------------------------------------------------------ */
+
+static const char css[] =
+    "body { font-family: sans-serif; margin: 1.5em 2em; color: #263238; max-width: 72em; }\n"
+    "h1 { font-size: 1.5em; margin-bottom: 0.2em; }\n"
+    "h2 { font-size: 1.2em; border-bottom: 1px solid #cfd8dc; padding-bottom: 0.2em; "
+    "margin-top: 2em; }\n"
+    "h3 { font-size: 1em; margin: 1.2em 0 0.3em; font-family: monospace; }\n"
+    "table { border-collapse: collapse; margin: 0.5em 0; }\n"
+    "th, td { text-align: left; padding: 0.15em 0.8em 0.15em 0; vertical-align: top; }\n"
+    "td.name { font-family: monospace; }\n"
+    "td.time { white-space: nowrap; }\n"
+    "td.msg { font-size: 0.9em; max-width: 50em; }\n"
+    ".outcome { font-weight: bold; }\n"
+    ".PASS { color: #2e7d32; }\n"
+    ".FAIL, .ERROR { color: #c62828; }\n"
+    ".SKIP { color: #757575; }\n"
+    "p.verdict { font-size: 1.1em; font-weight: bold; }\n"
+    "div.figure { margin: 0.8em 0 1.5em; }\n"
+    "div.figure img { max-width: 100%; border: 1px solid #eceff1; }\n"
+    "p.caption { font-size: 0.85em; color: #546e7a; margin-top: 0.2em; }\n"
+    "p.nav a { margin-right: 1em; }\n";
+
+static xmlNodePtr link_to(xmlNodePtr parent, const char *href, const char *text)
+{
+	xmlNodePtr a = el(parent, "a", text);
+
+	attr(a, "href", "%s", href);
+	return a;
+}
+
+static void facts(xmlNodePtr body, const struct report_run *run)
+{
+	const struct {
+		const char *k, *v;
+	} rows[] = {
+	    {"memgate", run->version},
+	    {"commit", run->commit ? run->commit : "unknown"},
+	    {"label", run->label && *run->label ? run->label : "-"},
+	    {"host", run->hostname},
+	    {"CPU", run->hw->cpu_model},
+	    {"kernel", run->hw->os_release},
+	    {"glibc", run->hw->glibc},
+	    {"QEMU", run->qemu && *run->qemu ? run->qemu : "-"},
+	    {"host class", run->hw->fingerprint_hash},
+	    {"started (UTC)", run->timestamp},
+	};
+	xmlNodePtr t = el(body, "table", NULL);
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		xmlNodePtr tr = el(t, "tr", NULL);
+
+		el(tr, "th", rows[i].k);
+		el(tr, "td", rows[i].v);
+	}
+}
+
+static void counts(const struct report_run *run, const char *suite, size_t c[4])
+{
+	memset(c, 0, 4 * sizeof(*c));
+	for (size_t i = 0; i < run->n; i++)
+		if (!suite || !strcmp(run->results[i].inst->suite->name, suite))
+			c[run->results[i].outcome]++;
+}
+
+static void case_row(xmlNodePtr table, const struct case_result *r, const char *anchor)
+{
+	xmlNodePtr tr = el(table, "tr", NULL), td;
+	char buf[64];
+
+	td = el(tr, "td", case_outcome_name(r->outcome));
+	attr(td, "class", "outcome %s", case_outcome_name(r->outcome));
+	td = el(tr, "td", NULL);
+	attr(td, "class", "name");
+	if (anchor)
+		link_to(td, anchor, r->inst->name);
+	else
+		xmlNodeAddContent(td, BAD_CAST r->inst->name);
+	snprintf(buf, sizeof(buf), "%.3f s", r->time_s);
+	attr(el(tr, "td", buf), "class", "time");
+	td = el(tr, "td", r->message ? r->message : "");
+	attr(td, "class", "msg");
+}
+
+static void suite_section(struct page *pg, xmlNodePtr body, const struct report_run *run,
+			  const char *suite)
+{
+	xmlNodePtr sec = el(body, "div", NULL), table;
+	size_t c[4];
+	char buf[320], anchor[32];
+
+	attr(sec, "id", "suite-%s", suite);
+	el(sec, "h2", suite);
+	counts(run, suite, c);
+	snprintf(buf, sizeof(buf), "%zu passed, %zu failed, %zu errors, %zu skipped",
+		 c[OUTCOME_PASS], c[OUTCOME_FAIL], c[OUTCOME_ERROR], c[OUTCOME_SKIP]);
+	el(sec, "p", buf);
+	verdict_chart(pg, sec, run, suite);
+	table = el(sec, "table", NULL);
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+		bool charted = r->inst->def->kind == CASE_PERF && r->metrics && r->metrics[0].def;
+
+		if (strcmp(r->inst->suite->name, suite))
+			continue;
+		snprintf(anchor, sizeof(anchor), "#case-%zu", i);
+		case_row(table, r, charted ? anchor : NULL);
+	}
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+		xmlNodePtr h;
+		bool any = false;
+
+		if (strcmp(r->inst->suite->name, suite) || r->inst->def->kind != CASE_PERF ||
+		    !r->metrics)
+			continue;
+		for (size_t m = 0; m < r->inst->def->n_metrics && !any; m++)
+			any = r->metrics[m].n > 0;
+		if (!any)
+			continue;
+		snprintf(buf, sizeof(buf), "%s.%s", r->inst->def->group, r->inst->name);
+		h = el(sec, "h3", buf);
+		attr(h, "id", "case-%zu", i);
+		case_chart(pg, sec, r);
+		if (run->n_history)
+			trend_chart(pg, sec, run, r);
+	}
+}
+
+/* The page's folder and its files' folder ("report.html" -> "report-files"), made. */
+static int page_dirs(struct page *pg, const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t stem = strcspn(base, ".");
+	char full[8400];
+
+	snprintf(pg->dir, sizeof(pg->dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	if (slash == path)
+		snprintf(pg->dir, sizeof(pg->dir), "/");
+	snprintf(pg->files, sizeof(pg->files), "%.*s-files", (int)(stem ? stem : strlen(base)),
+		 base);
+	snprintf(full, sizeof(full), "%s/%s", pg->dir, pg->files);
+	if (mkdir(full, 0755) && errno != EEXIST)
+		return mg_err_set(pg->err, errno, "--html: cannot make %s: %s", full,
+				  strerror(errno));
+	return 0;
+}
+
+int report_html_write(const struct report_run *run, const char *path, struct mg_err *err)
+{
+	struct page pg = {.err = err};
+	const char *suites[64];
+	size_t n_suites = 0, c[4];
+	xmlDocPtr doc;
+	xmlNodePtr html, head, body, n, nav;
+	struct report_file rf;
+	xmlChar *mem = NULL;
+	char buf[512];
+	int len = 0, ret;
+
+	if ((ret = page_dirs(&pg, path)))
+		return ret;
+	for (size_t i = 0; i < run->n; i++) {
+		const char *s = run->results[i].inst->suite->name;
+		size_t k = 0;
+
+		while (k < n_suites && strcmp(suites[k], s))
+			k++;
+		if (k == n_suites && n_suites < ARRAY_SIZE(suites))
+			suites[n_suites++] = s;
+	}
+	doc = htmlNewDocNoDtD(NULL, NULL);
+	xmlCreateIntSubset(doc, BAD_CAST "html", NULL, NULL);
+	html = xmlNewNode(NULL, BAD_CAST "html");
+	xmlDocSetRootElement(doc, html);
+	attr(html, "lang", "en");
+	head = el(html, "head", NULL);
+	n = el(head, "meta", NULL);
+	attr(n, "charset", "utf-8");
+	counts(run, NULL, c);
+	snprintf(buf, sizeof(buf), "memgate on %s: %zu failed, %zu errors", run->hostname,
+		 c[OUTCOME_FAIL], c[OUTCOME_ERROR]);
+	el(head, "title", buf);
+	n = el(head, "link", NULL);
+	attr(n, "rel", "stylesheet");
+	attr(n, "href", "%s/memgate.css", pg.files);
+	body = el(html, "body", NULL);
+	el(body, "h1", "memgate");
+	snprintf(buf, sizeof(buf), "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped",
+		 run->n, c[OUTCOME_PASS], c[OUTCOME_FAIL], c[OUTCOME_ERROR], c[OUTCOME_SKIP]);
+	n = el(body, "p", buf);
+	attr(n, "class", "verdict %s", c[OUTCOME_FAIL] || c[OUTCOME_ERROR] ? "FAIL" : "PASS");
+	facts(body, run);
+	nav = el(body, "p", NULL);
+	attr(nav, "class", "nav");
+	for (size_t s = 0; s < n_suites; s++) {
+		snprintf(buf, sizeof(buf), "#suite-%s", suites[s]);
+		link_to(nav, buf, suites[s]);
+	}
+	if (c[OUTCOME_FAIL] || c[OUTCOME_ERROR]) {
+		xmlNodePtr sec = el(body, "div", NULL), table;
+
+		el(sec, "h2", "Failures and errors");
+		table = el(sec, "table", NULL);
+		for (size_t i = 0; i < run->n; i++)
+			if (run->results[i].outcome == OUTCOME_FAIL ||
+			    run->results[i].outcome == OUTCOME_ERROR)
+				case_row(table, &run->results[i], NULL);
+	}
+	for (size_t s = 0; s < n_suites; s++)
+		suite_section(&pg, body, run, suites[s]);
+
+	/* The stylesheet, then the page: a page never names files that are not there. */
+	ret = pg.failed ? -EIO : 0;
+	if (!ret) {
+		char css_path[8400];
+
+		snprintf(css_path, sizeof(css_path), "%s/%s/memgate.css", pg.dir, pg.files);
+		ret = report_file_open(&rf, css_path, err);
+		if (!ret) {
+			rf.failed = fputs(css, rf.f) == EOF;
+			ret = report_file_commit(&rf, err);
+		}
+	}
+	if (!ret) {
+		htmlDocDumpMemoryFormat(doc, &mem, &len, 1);
+		ret = mem ? report_file_open(&rf, path, err)
+			  : mg_err_set(err, ENOMEM, "cannot serialise %s", path);
+		if (!ret) {
+			rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
+			ret = report_file_commit(&rf, err);
+		}
+		xmlFree(mem);
+	}
+	xmlFreeDoc(doc);
+	return ret;
+}
