@@ -395,6 +395,9 @@ static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
 	x->tolerance = x->tol.ab;
 	seed = util_fnv1a64(o->seed, x->test_name);
 	x->v = verdict_paired(m->base, m->head, m->n, m->better, x->tolerance, seed, &x->f);
+	x->n_v = m->n < JUDGED_ROUNDS ? m->n : JUDGED_ROUNDS;
+	memcpy(x->base_v, m->base, x->n_v * sizeof(*m->base));
+	memcpy(x->head_v, m->head, x->n_v * sizeof(*m->head));
 	x->v_test = x->v;
 	x->p = x->f.p;
 	if (m->flagged && fresh) {

@@ -226,7 +226,8 @@ int compare_results_make(struct judged *j, size_t n, const char *mode, const cha
 	out->defs = calloc(n + 1, sizeof(*out->defs));
 	out->insts = calloc(n + 1, sizeof(*out->insts));
 	out->results = calloc(n + 1, sizeof(*out->results));
-	if (!out->defs || !out->insts || !out->results) {
+	out->metric_defs = calloc(2 * n + 1, sizeof(*out->metric_defs));
+	if (!out->defs || !out->insts || !out->results || !out->metric_defs) {
 		compare_results_release(out);
 		return -ENOMEM;
 	}
@@ -234,14 +235,30 @@ int compare_results_make(struct judged *j, size_t n, const char *mode, const cha
 	for (size_t i = 0; i < n; i++, out->n++) {
 		struct case_result *r = &out->results[i];
 
+		struct metric_def *md = &out->metric_defs[2 * i];
+
+		/* A/B verdicts carry the rounds of both sides, as two metrics of the verdict. */
+		md[0] = (struct metric_def){"base", j[i].unit, j[i].better};
+		md[1] = (struct metric_def){"head", j[i].unit, j[i].better};
 		out->defs[i] = (struct case_def){.name = j[i].test_name,
 						 .group = j[i].suite,
 						 .kind = CASE_GATE,
-						 .doc = "head against base"};
+						 .doc = "head against base",
+						 .metrics = j[i].n_v ? md : NULL,
+						 .n_metrics = j[i].n_v ? 2 : 0};
 		out->insts[i] = (struct case_inst){.suite = suite, .def = &out->defs[i]};
 		snprintf(out->insts[i].name, sizeof(out->insts[i].name), "%s", j[i].test_name);
-		r->inst = &out->insts[i];
+		if (case_result_init(r, &out->insts[i])) {
+			compare_results_release(out);
+			return -ENOMEM;
+		}
 		strftime(r->timestamp, sizeof(r->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		for (size_t k = 0; k < j[i].n_v; k++) {
+			case_result_add_sample(&r->metrics[0], j[i].base_v[k], 0);
+			case_result_add_sample(&r->metrics[1], j[i].head_v[k], 0);
+		}
+		if (j[i].n_v)
+			case_result_summarise(r, util_fnv1a64(UTIL_FNV1A64_INIT, j[i].test_name));
 		conclude(&j[i], context, r);
 	}
 	return 0;
@@ -254,6 +271,7 @@ void compare_results_release(struct compare_results *out)
 	free(out->results);
 	free(out->insts);
 	free(out->defs);
+	free(out->metric_defs);
 	free(out->judged);
 	memset(out, 0, sizeof(*out));
 }

@@ -11,6 +11,8 @@
 #include "harness/verdict.h"
 
 /* One metric of one case, judged; the run-wide correction decides what fails. */
+#define JUDGED_ROUNDS 64
+
 struct judged {
 	char suite[32];
 	char case_name[256]; /* "suite.group.name[params]" */
@@ -26,6 +28,10 @@ struct judged {
 	bool candidate; /* past the tolerance where flagged: takes part in the correction */
 	bool rejected;	/* the correction kept it: a regression shown */
 	char how[256];	/* how it was judged: rounds, pairing, confirmation */
+	/* A/B: the rounds' figures of each side, for the report's chart (the first
+	 * JUDGED_ROUNDS of them); 0 for baselines. */
+	double base_v[JUDGED_ROUNDS], head_v[JUDGED_ROUNDS];
+	size_t n_v;
 };
 
 /* The verdicts as results: suite "ab" or "baseline", group the suite, so that JUnit shows
@@ -33,6 +39,7 @@ struct judged {
 struct compare_results {
 	struct judged *judged;
 	struct case_def *defs;
+	struct metric_def *metric_defs; /* "base" and "head" of each verdict with rounds */
 	struct case_inst *insts;
 	struct case_result *results;
 	size_t n;

@@ -32,8 +32,10 @@ void report_console_case(const struct case_result *r, FILE *out)
 
 	fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
 		case_full_name(r->inst, full, sizeof(full)), r->time_s);
+	/* A verdict's rounds (base, head) are shown when it failed; a case's figures always. */
 	for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
-		if (r->metrics[k].n)
+		if (r->metrics[k].n &&
+		    (r->inst->def->kind != CASE_GATE || r->outcome != OUTCOME_PASS))
 			fprintf(out, "      %s\n",
 				report_metric_line(&r->metrics[k], line, sizeof(line)));
 	if (r->message && r->outcome != OUTCOME_PASS) {

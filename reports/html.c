@@ -617,7 +617,9 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 	table = el(sec, "table", NULL);
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
-		bool charted = r->inst->def->kind == CASE_PERF && r->metrics && r->metrics[0].def;
+		bool charted = r->metrics && r->inst->def->n_metrics && r->metrics[0].n &&
+			       (r->inst->def->kind == CASE_PERF ||
+				(r->outcome != OUTCOME_PASS && r->outcome != OUTCOME_SKIP));
 
 		if (strcmp(r->inst->suite->name, suite))
 			continue;
@@ -629,8 +631,10 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 		xmlNodePtr h;
 		bool any = false;
 
-		if (strcmp(r->inst->suite->name, suite) || r->inst->def->kind != CASE_PERF ||
-		    !r->metrics)
+		/* Perf cases, and the verdicts that failed with the rounds of both sides. */
+		if (strcmp(r->inst->suite->name, suite) || !r->metrics ||
+		    (r->inst->def->kind != CASE_PERF &&
+		     (r->outcome == OUTCOME_PASS || r->outcome == OUTCOME_SKIP)))
 			continue;
 		for (size_t m = 0; m < r->inst->def->n_metrics && !any; m++)
 			any = r->metrics[m].n > 0;

@@ -466,7 +466,7 @@ static const char *prop(const struct case_result *r, const char *name)
 	return "";
 }
 
-/* One row: time, GiB/s, share of memset, threads that preallocated. */
+/* One row: time, GiB/s, share of memset, the most threads preallocating at once. */
 static void summary_row(FILE *f, const char *label, const struct metric_result *ms,
 			const struct metric_result *threads, double gib, double limit)
 {
@@ -478,7 +478,7 @@ static void summary_row(FILE *f, const char *label, const struct metric_result *
 	fprintf(f, "  %-16s %8.1f ms %6.2f GiB/s %5.1f%% of memset", label, ms->sum.median, rate,
 		limit > 0 ? 100 * rate / limit : 0);
 	if (threads)
-		fprintf(f, "  (%.0f threads preallocated)", threads->sum.median);
+		fprintf(f, "  (%.0f preallocating at once)", threads->sum.median);
 	fputc('\n', f);
 }
 

@@ -842,6 +842,18 @@ static void test_merge_shards(void **state)
 	unlink("/tmp/memgate-shard-2.json");
 	unlink("/tmp/memgate-merged.json");
 }
+
+/* --long brings the long cases back: the 200-disk boot is planned with it, not without. */
+static void test_long_cases(void **state)
+{
+	char *out;
+
+	(void)state;
+	assert_int_equal(memgate(&out, "list -s rcu"), 0);
+	assert_null(strstr(out, "rcu.perf.boot[disks=200"));
+	free(out);
+	expect(0, "rcu.perf.boot[disks=200,impl=idle]", "list -s rcu --long");
+}
 /* Is there an executable @name on PATH? */
 static bool on_path(const char *name)
 {
@@ -929,6 +941,7 @@ int main(void)
 	    cmocka_unit_test(test_shards_partition),
 	    cmocka_unit_test(test_html_report),
 	    cmocka_unit_test(test_merge_shards),
+	    cmocka_unit_test(test_long_cases),
 	    cmocka_unit_test(test_qemu_suite),
 	    cmocka_unit_test(test_kvm_suite),
 	};
