@@ -25,8 +25,9 @@
 
 /* Chart geometry, in SVG user units (pixels at 100%). */
 #define CHART_W 860
-#define LABEL_W 300 /* metric or gate names, right-aligned against the plot */
-#define VALUE_W 180 /* the median or ratio, as text */
+#define LABEL_W 300    /* metric or gate names, right-aligned against the plot */
+#define VALUE_W 180    /* the median or ratio, as text */
+#define LABEL_CHARS 48 /* what LABEL_W holds at 11 px */
 #define PLOT_X (LABEL_W + 10)
 #define PLOT_W (CHART_W - PLOT_X - VALUE_W)
 #define ROW_H 18
@@ -80,6 +81,20 @@ static xmlNodePtr svg_text(xmlNodePtr svg, double x, double y, const char *ancho
 	attr(t, "font-size", "11");
 	attr(t, "font-family", "sans-serif");
 	return t;
+}
+
+/* A row's name, right-aligned against the plot; a long one keeps its end (the parameters
+ * and the metric), its start elided: the full name is in the page's table. */
+static void svg_label(xmlNodePtr svg, double y, const char *fill, const char *name)
+{
+	size_t len = strlen(name);
+	char buf[64];
+
+	if (len > LABEL_CHARS)
+		snprintf(buf, sizeof(buf), "\u2026%s", name + len - (LABEL_CHARS - 1));
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	svg_text(svg, LABEL_W, y, "end", fill, buf);
 }
 
 static void svg_line(xmlNodePtr svg, double x1, double y1, double x2, double y2, const char *stroke,
@@ -306,7 +321,7 @@ static double unit_rows(xmlNodePtr svg, const struct case_result *r, const char 
 
 		if (!mr->n || strcmp(mr->def->unit, unit))
 			continue;
-		svg_text(svg, LABEL_W, mid + 4, "end", C_INK, mr->def->name);
+		svg_label(svg, mid + 4, C_INK, mr->def->name);
 		svg_rect(svg, sx(&s, mr->sum.ci_lo), y + 3,
 			 sx(&s, mr->sum.ci_hi) - sx(&s, mr->sum.ci_lo), ROW_H - 6, color, 0.18);
 		for (size_t i = 0; i < mr->n; i++)
@@ -428,7 +443,7 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 		if (strcmp(r->inst->suite->name, suite) || !judged(r, &ratio, &clo, &chi, &bound) ||
 		    !isfinite(ratio))
 			continue;
-		svg_text(svg, LABEL_W, mid + 4, "end", color, r->inst->name);
+		svg_label(svg, mid + 4, color, r->inst->name);
 		if (isfinite(clo) && isfinite(chi))
 			svg_line(svg, sx(&s, clo), mid, sx(&s, chi), mid, color, 3, false);
 		svg_line(svg, sx(&s, bound), y + 1, sx(&s, bound), y + ROW_H - 1, C_INK, 1.2, true);
@@ -495,7 +510,7 @@ static void trend_chart(struct page *pg, xmlNodePtr parent, const struct report_
 			lo = fmin(lo, v[i]);
 			hi = fmax(hi, v[i]);
 		}
-		svg_text(svg, LABEL_W, mid + 4, "end", C_INK, mr->def->name);
+		svg_label(svg, mid + 4, C_INK, mr->def->name);
 		for (size_t i = 0; i < n; i++) {
 			double x = PLOT_X + (n > 1 ? (double)i * PLOT_W / (double)(n - 1) : 0);
 			double yy =
