@@ -319,26 +319,39 @@ static int memslots_sample(void *arg, unsigned int arm, unsigned int round, bool
  * Pin the case to the lowest PU it may run on: unpinned ioctl timings are up to 5x noisier
  * here, and the PU matters: on this VM an insert pinned to PU 1 took 80 us against 7 us on
  * PU 0, every time, so the PU is fixed rather than wherever the case happened to start.
- * Returns the PU, or -1 (logged) when pinning failed.
+ * Returns the PU, or -1 (logged) when pinning failed. @second (may be NULL) gets the next PU
+ * the process was allowed before it was pinned, or -1 when there is none.
  */
-static int pin_first(struct case_ctx *ctx)
+static int pin_first(struct case_ctx *ctx, int *second)
 {
-	cpu_set_t set;
+	cpu_set_t allowed, one;
+	int first = -1;
 
-	if (!sched_getaffinity(0, sizeof(set), &set)) {
-		for (int c = 0; c < CPU_SETSIZE; c++) {
-			if (!CPU_ISSET(c, &set))
-				continue;
-			CPU_ZERO(&set);
-			CPU_SET(c, &set);
-			if (sched_setaffinity(0, sizeof(set), &set))
-				break;
-			case_prop(ctx, "pinned_pu", "%d", c);
-			return c;
-		}
+	if (second)
+		*second = -1;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		case_log(ctx, "not pinned: %s", strerror(errno));
+		return -1;
 	}
-	case_log(ctx, "not pinned: %s", strerror(errno));
-	return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &allowed))
+			continue;
+		if (first >= 0) {
+			if (second)
+				*second = c;
+			break;
+		}
+		first = c;
+	}
+	CPU_ZERO(&one);
+	if (first >= 0)
+		CPU_SET(first, &one);
+	if (first < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+		case_log(ctx, "not pinned: %s", first < 0 ? "no allowed PU" : strerror(errno));
+		return -1;
+	}
+	case_prop(ctx, "pinned_pu", "%d", first);
+	return first;
 }
 
 /* Both sides at the slots the rounds start from. Returns 0 or -errno, @what saying where. */
@@ -413,7 +426,7 @@ static void perf_memslots(struct case_ctx *ctx)
 	case_prop(ctx, "kvm_cap_nr_memslots", "%d", case_hw(ctx)->kvm_max_memslots);
 	case_prop(ctx, "slot_mib", "%llu", SLOT_BYTES >> 20);
 	case_prop(ctx, "ops_per_kind", "%u", ops_at(mc.slots));
-	pin_first(ctx);
+	pin_first(ctx, NULL);
 	if (!(ret = prepare_sides(&mc, what, sizeof(what))))
 		case_interleave(&arms);
 	else
@@ -666,19 +679,6 @@ static void busy_stop(struct busy_guest *g)
 	}
 }
 
-/* A PU this process may run on other than @self, or -1. */
-static int other_cpu(int self)
-{
-	cpu_set_t set;
-
-	if (self < 0 || sched_getaffinity(0, sizeof(set), &set))
-		return -1;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (c != self && CPU_ISSET(c, &set))
-			return c;
-	return -1;
-}
-
 static void perf_busy(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
@@ -704,7 +704,7 @@ static void perf_busy(struct case_ctx *ctx)
 		goto out;
 	}
 	/* This thread on the first PU, the vCPU on another allowed one where there is one. */
-	bc->g.cpu = other_cpu(pin_first(ctx));
+	pin_first(ctx, &bc->g.cpu);
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) ||
 	    (ret = pthread_create(&bc->g.thread, NULL, vcpu_main, &bc->g))) {
