@@ -130,6 +130,21 @@ static int parse_ulong(const char *opt, const char *s, unsigned long min, unsign
 	return 0;
 }
 
+/* What run and ab share: the selection, the sampling and the reports. */
+#define SAMPLED_RUN_OPTIONS                                                                        \
+	{"suite", required_argument, NULL, 's'}, {"filter", required_argument, NULL, 'k'},         \
+	    {"samples", required_argument, NULL, 'n'},                                             \
+	    {"warmup", required_argument, NULL, OPT_WARMUP},                                       \
+	    {"quick", no_argument, NULL, OPT_QUICK}, {"long", no_argument, NULL, OPT_LONG},        \
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},                                     \
+	    {"seed", required_argument, NULL, OPT_SEED},                                           \
+	    {"junit", required_argument, NULL, OPT_JUNIT},                                         \
+	    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},                             \
+	    {"json", required_argument, NULL, OPT_JSON},                                           \
+	{                                                                                          \
+		"html", required_argument, NULL, OPT_HTML                                          \
+	}
+
 const struct option cli_hw_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
@@ -167,18 +182,7 @@ const struct option cli_run_options[] = {
     {"size", required_argument, NULL, OPT_SIZE},
     {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
     {"impl", required_argument, NULL, OPT_IMPL},
-    {"suite", required_argument, NULL, 's'},
-    {"filter", required_argument, NULL, 'k'},
-    {"samples", required_argument, NULL, 'n'},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"quick", no_argument, NULL, OPT_QUICK},
-    {"long", no_argument, NULL, OPT_LONG},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"junit", required_argument, NULL, OPT_JUNIT},
-    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
+    SAMPLED_RUN_OPTIONS,
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"help", no_argument, NULL, OPT_HELP},
@@ -195,18 +199,7 @@ const struct option cli_ab_options[] = {
     {"label", required_argument, NULL, OPT_LABEL},
     {"size", required_argument, NULL, OPT_SIZE},
     {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
-    {"suite", required_argument, NULL, 's'},
-    {"filter", required_argument, NULL, 'k'},
-    {"samples", required_argument, NULL, 'n'},
-    {"warmup", required_argument, NULL, OPT_WARMUP},
-    {"quick", no_argument, NULL, OPT_QUICK},
-    {"long", no_argument, NULL, OPT_LONG},
-    {"timeout", required_argument, NULL, OPT_TIMEOUT},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"junit", required_argument, NULL, OPT_JUNIT},
-    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},
-    {"json", required_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
+    SAMPLED_RUN_OPTIONS,
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };

@@ -27,17 +27,6 @@ static void print_side(const struct gate_side *s)
 			putchar(*p);
 }
 
-/* Does one of the @n instances match @glob? */
-static bool case_listed(const struct case_inst *insts, size_t n, const char *glob)
-{
-	char full[256];
-
-	for (size_t i = 0; i < n; i++)
-		if (text_glob(glob, case_full_name(&insts[i], full, sizeof(full))))
-			return true;
-	return false;
-}
-
 /* The gates of the suites whose cases are listed: they judge those cases after a run. */
 static void list_gates(const struct cli *c, const struct case_inst *insts, size_t n)
 {
@@ -59,7 +48,7 @@ static void list_gates(const struct cli *c, const struct case_inst *insts, size_
 			if (c->glob && !text_glob(c->glob, full))
 				continue;
 			/* A shard lists the gates of the cases it runs: each gate in one shard. */
-			if (c->shards && !case_listed(insts, n, gd->a.glob))
+			if (c->shards && !case_any_matches(insts, n, gd->a.glob))
 				continue;
 			printf("%-50s gate  ", full);
 			print_side(&gd->a);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/util.h"
 
 void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
@@ -84,4 +85,14 @@ char *case_key(const char *full_name, char *buf, size_t len)
 	if (used >= 2 && !strcmp(buf + used - 2, "[]"))
 		buf[used - 2] = '\0';
 	return buf;
+}
+
+bool case_any_matches(const struct case_inst *insts, size_t n, const char *glob)
+{
+	char full[256];
+
+	for (size_t i = 0; i < n; i++)
+		if (text_glob(glob, case_full_name(&insts[i], full, sizeof(full))))
+			return true;
+	return false;
 }

@@ -183,4 +183,7 @@ char *case_key(const char *full_name, char *buf, size_t len);
 /** case_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
 char *case_full_name(const struct case_inst *inst, char *buf, size_t len);
 
+/** case_any_matches() - does the full name of one of the @n instances match @glob? */
+bool case_any_matches(const struct case_inst *insts, size_t n, const char *glob);
+
 #endif

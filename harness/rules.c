@@ -321,17 +321,6 @@ struct tolerance rules_tolerance(const struct rules *r, const char *suite, const
 	return t;
 }
 
-/* Does any of the @n instances match @glob? */
-static bool any_case(const struct case_inst *insts, size_t n, const char *glob)
-{
-	char full[256];
-
-	for (size_t i = 0; i < n; i++)
-		if (text_glob(glob, case_full_name(&insts[i], full, sizeof(full))))
-			return true;
-	return false;
-}
-
 /* Is suite @name among the instances' suites? Rules of other suites are not this run's. */
 static bool suite_planned(const struct case_inst *insts, size_t n, const char *name)
 {
@@ -349,7 +338,8 @@ size_t rules_warn_unused(const struct rules *r, const struct case_inst *insts, s
 		const struct rules_gate *g = &r->gates[i];
 
 		if (!suite_planned(insts, n, g->suite) ||
-		    (any_case(insts, n, g->def.a.glob) && any_case(insts, n, g->def.b.glob)))
+		    (case_any_matches(insts, n, g->def.a.glob) &&
+		     case_any_matches(insts, n, g->def.b.glob)))
 			continue;
 		fprintf(out, "memgate: warning: %s:%d: gate %s.%s matches no case of this run\n",
 			r->source, g->line, g->suite, g->def.name);
@@ -358,7 +348,7 @@ size_t rules_warn_unused(const struct rules *r, const struct case_inst *insts, s
 	for (size_t i = 0; i < r->n_tols; i++) {
 		const struct tolerance_rule *t = &r->tols[i];
 
-		if (!suite_planned(insts, n, t->suite) || any_case(insts, n, t->cases))
+		if (!suite_planned(insts, n, t->suite) || case_any_matches(insts, n, t->cases))
 			continue;
 		fprintf(out,
 			"memgate: warning: %s:%d: tolerance for case %s matches no case of "

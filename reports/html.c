@@ -615,6 +615,20 @@ static void case_row(xmlNodePtr table, const struct case_result *r, const char *
 	attr(td, "class", "msg");
 }
 
+/* Does @r get a chart of its samples: a perf case, or a verdict that failed with the rounds
+ * of both sides, with samples to draw? The table links it, the section draws it. */
+static bool charted(const struct case_result *r)
+{
+	bool any = false;
+
+	if (!r->metrics || (r->inst->def->kind != CASE_PERF &&
+			    (r->outcome == OUTCOME_PASS || r->outcome == OUTCOME_SKIP)))
+		return false;
+	for (size_t m = 0; m < r->inst->def->n_metrics && !any; m++)
+		any = r->metrics[m].n > 0;
+	return any;
+}
+
 static void suite_section(struct page *pg, xmlNodePtr body, const struct report_run *run,
 			  const char *suite)
 {
@@ -632,28 +646,18 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 	table = el(sec, "table", NULL);
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
-		bool charted = r->metrics && r->inst->def->n_metrics && r->metrics[0].n &&
-			       (r->inst->def->kind == CASE_PERF ||
-				(r->outcome != OUTCOME_PASS && r->outcome != OUTCOME_SKIP));
+		bool has_chart = charted(r);
 
 		if (strcmp(r->inst->suite->name, suite))
 			continue;
 		snprintf(anchor, sizeof(anchor), "#case-%zu", i);
-		case_row(table, r, charted ? anchor : NULL);
+		case_row(table, r, has_chart ? anchor : NULL);
 	}
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
 		xmlNodePtr h;
-		bool any = false;
 
-		/* Perf cases, and the verdicts that failed with the rounds of both sides. */
-		if (strcmp(r->inst->suite->name, suite) || !r->metrics ||
-		    (r->inst->def->kind != CASE_PERF &&
-		     (r->outcome == OUTCOME_PASS || r->outcome == OUTCOME_SKIP)))
-			continue;
-		for (size_t m = 0; m < r->inst->def->n_metrics && !any; m++)
-			any = r->metrics[m].n > 0;
-		if (!any)
+		if (strcmp(r->inst->suite->name, suite) || !charted(r))
 			continue;
 		snprintf(buf, sizeof(buf), "%s.%s", r->inst->def->group, r->inst->name);
 		h = el(sec, "h3", buf);
