@@ -71,6 +71,9 @@ enum {
 	OPT_QEMU,
 	OPT_LONG,
 	OPT_HTML,
+	OPT_HOST,
+	OPT_RECORD,
+	OPT_GUEST,
 };
 
 struct cli {
@@ -92,6 +95,8 @@ struct cli {
 	const char *args[MAX_SUITE_ARGS]; /* positional: compare's files */
 	int n_args;
 	const char *topology;
+	const char *host_dir;	/* --host: a recorded host to plan from */
+	const char *record_dir; /* hw --record: where to write this host */
 	const char *junit;
 	const char *json_path;
 	const char *csv_dir;   /* --csv: a folder, one file per chart */
@@ -124,8 +129,11 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	      int max_args);
 
-/** cli_load_hw() - this host, or --topology; bad input is 2, anything else 3. */
-int cli_load_hw(struct hw_info *hw, const char *spec);
+/**
+ * cli_load_hw() - this host, --topology @spec or the record --host @host_dir (both NULL: this
+ * host); bad input is 2, anything else 3.
+ */
+int cli_load_hw(struct hw_info *hw, const char *spec, const char *host_dir);
 
 /** cli_load_rules() - --rules FILE or the embedded rules into @c; a bad file is 2. */
 int cli_load_rules(struct cli *c);

@@ -146,7 +146,7 @@ int cli_cmd_ab(int argc, char **argv)
 
 	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
 		return ret;
-	if ((ret = cli_load_hw(&hw, NULL)))
+	if ((ret = cli_load_hw(&hw, NULL, NULL)))
 		goto out_rules;
 	if ((ret = ab_setup(&c, &hw, &base, &head, &o, context, sizeof(context))))
 		goto out_hw;
@@ -257,7 +257,7 @@ int cli_cmd_compare(int argc, char **argv)
 	compare_context(&runs[0], &runs[c.n_args - 1], context, sizeof(context));
 	if (!ret && compare_results_make(j, nj, "baseline", context, &res))
 		ret = EXIT_HARNESS;
-	if (!ret && !(ret = cli_load_hw(&hw, NULL))) {
+	if (!ret && !(ret = cli_load_hw(&hw, NULL, NULL))) {
 		ret = report_comparison(&c, &hw, res.results, res.n, t0);
 		hw_release(&hw);
 	}

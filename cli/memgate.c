@@ -17,14 +17,17 @@
 #include "util/util.h"
 
 /* Detect the host or load SPEC; bad input is the user's (2), anything else the harness's (3). */
-int cli_load_hw(struct hw_info *hw, const char *spec)
+int cli_load_hw(struct hw_info *hw, const char *spec, const char *host_dir)
 {
 	struct mg_err err = {0};
 
-	if (!hw_detect(hw, spec, &err))
+	if (spec && host_dir)
+		return cli_usage_error(
+		    "--topology and --host each name what to plan from: give one");
+	if (host_dir ? !hw_load_record(hw, host_dir, &err) : !hw_detect(hw, spec, &err))
 		return 0;
 	fprintf(stderr, "memgate: %s\n", err.msg);
-	return spec ? EXIT_USAGE : EXIT_HARNESS;
+	return spec || host_dir ? EXIT_USAGE : EXIT_HARNESS;
 }
 
 static int cmd_hw(int argc, char **argv)
@@ -33,8 +36,21 @@ static int cmd_hw(int argc, char **argv)
 	struct hw_info hw;
 	int ret = cli_parse(&c, argc, argv, cli_hw_options, "", 0);
 
-	if (ret || (ret = cli_load_hw(&hw, c.topology)))
+	if (ret || (ret = cli_load_hw(&hw, c.topology, c.host_dir)))
 		return ret;
+	if (c.record_dir) {
+		struct mg_err err = {0};
+
+		/* What memgate read of this host, for a bug report or the recorded matrix. */
+		if (hw_record(&hw, c.record_dir, &err)) {
+			fprintf(stderr, "memgate: %s\n", err.msg);
+			ret = err.code == EINVAL ? EXIT_USAGE : EXIT_HARNESS;
+		} else {
+			fprintf(stderr, "memgate: recorded this host in %s\n", c.record_dir);
+		}
+		hw_release(&hw);
+		return ret;
+	}
 	if (c.json_out)
 		ret = hw_print_json(&hw, stdout) ? EXIT_HARNESS : EXIT_PASSED;
 	else
@@ -105,7 +121,7 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 
 	if (ret || (ret = cli_load_rules(c)))
 		return ret;
-	if ((ret = cli_load_hw(hw, c->topology))) {
+	if ((ret = cli_load_hw(hw, c->topology, c->host_dir))) {
 		rules_release(&c->rules);
 		return ret;
 	}

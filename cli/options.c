@@ -17,18 +17,20 @@ static const char usage_text[] =
     "Regression tests and perf gates for the guest-memory paths of a QEMU/KVM hypervisor.\n"
     "\n"
     "commands:\n"
-    "  hw    [--json] [--topology SPEC]\n"
-    "        describe the host (or SPEC) the suites plan from\n"
+    "  hw    [--json] [--topology SPEC | --host DIR] [--record DIR]\n"
+    "        describe the host (or SPEC, or the record DIR) the suites plan from;\n"
+    "        --record DIR writes what memgate reads of this host into DIR\n"
     "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
     "[--json]\n"
-    "        [--rules FILE] [--topology SPEC] [--qemu PATH]\n"
+    "        [--rules FILE] [--topology SPEC | --host DIR] [--qemu PATH]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
     "jenkins|ant]\n"
     "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
-    "        [--baseline PATH [--baseline-runs N]] [--topology SPEC] [--qemu PATH]\n"
+    "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
+    "        [--qemu PATH] [--guest auto|kvm|modelled]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
@@ -81,6 +83,8 @@ static const char usage_text[] =
     "                        the old size is put back on exit, Ctrl-C included\n"
     "      --topology SPEC   FILE.xml (hwloc XML) or synthetic:\"pack:2 [numa] core:4 pu:2\";\n"
     "                        plans are then checked, not executed\n"
+    "      --host DIR        plan from a host recorded by `memgate hw --record DIR` (its\n"
+    "                        topology, CPUID and kernel facts); as with --topology\n"
     "\n"
     "exit status:\n"
     "  0  every case, gate and comparison passed (or was skipped, with its reason)\n"
@@ -148,6 +152,8 @@ static int parse_ulong(const char *opt, const char *s, unsigned long min, unsign
 const struct option cli_hw_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"host", required_argument, NULL, OPT_HOST},
+    {"record", required_argument, NULL, OPT_RECORD},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -165,6 +171,7 @@ const struct option cli_list_options[] = {
     {"suite", required_argument, NULL, 's'},
     {"filter", required_argument, NULL, 'k'},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"host", required_argument, NULL, OPT_HOST},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -185,6 +192,7 @@ const struct option cli_run_options[] = {
     SAMPLED_RUN_OPTIONS,
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"host", required_argument, NULL, OPT_HOST},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -384,6 +392,12 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_TOPOLOGY:
 		c->topology = arg;
+		return 0;
+	case OPT_HOST:
+		c->host_dir = arg;
+		return 0;
+	case OPT_RECORD:
+		c->record_dir = arg;
 		return 0;
 	case OPT_RULES:
 		c->rules_path = arg;

@@ -47,8 +47,10 @@ static void list_gates(const struct cli *c, const struct case_inst *insts, size_
 			snprintf(full, sizeof(full), "%s.gates.%s", suites[i]->name, gd->name);
 			if (c->glob && !text_glob(c->glob, full))
 				continue;
-			/* A shard lists the gates of the cases it runs: each gate in one shard. */
-			if (c->shards && !case_any_matches(insts, n, gd->a.glob))
+			/* Listed only where its cases are planned (a host without 1 GiB pages has
+			 * no 1 GiB gate), so a shard lists the gates of the cases it runs. */
+			if (!case_any_matches(insts, n, gd->a.glob) ||
+			    !case_any_matches(insts, n, gd->b.glob))
 				continue;
 			printf("%-50s gate  ", full);
 			print_side(&gd->a);
@@ -404,7 +406,7 @@ int cli_cmd_run(int argc, char **argv)
 	/* Reserve, then describe the host again: the suites plan from the pools they will use. */
 	if (!ret && c.reserve && !(ret = cli_reserve_pool(&hw, &c.opts, insts, n))) {
 		hw_release(&hw);
-		ret = cli_load_hw(&hw, NULL);
+		ret = cli_load_hw(&hw, NULL, NULL);
 	}
 	if (!ret)
 		ret = run_cases(&c, &hw, insts, n);

@@ -161,6 +161,13 @@ void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)
 /** case_log() - a line for the case's output in the report. */
 void case_log(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/**
+ * case_warn() - a fact of the host that a reader should know and that the code under test does
+ * not control (CPUID under a hypervisor, a CPU libcpuid does not know): a WARN line on the
+ * console, in the case's output (JUnit system-out) and a "warning" property. Never fails.
+ */
+void case_warn(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /** case_fail() - the property under test is false; the message states figure and bound. */
 void case_fail(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

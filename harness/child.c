@@ -112,6 +112,15 @@ void case_log(struct case_ctx *ctx, const char *fmt, ...)
 	va_end(ap);
 }
 
+void case_warn(struct case_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit_text(ctx, "warn", fmt, ap);
+	va_end(ap);
+}
+
 void case_fail(struct case_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;

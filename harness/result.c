@@ -101,6 +101,27 @@ int case_result_add_prop(struct case_result *r, const char *name, const char *va
 	return 0;
 }
 
+/* "warning", then "warning.2", "warning.3"...: the JSON report keys properties by name. */
+int case_result_warn(struct case_result *r, const char *msg)
+{
+	char name[32] = "warning", line[16 + 4096];
+	unsigned int k = 0;
+
+	for (size_t i = 0; i < r->n_props; i++)
+		if (case_result_is_warning(r->props[i].name))
+			k++;
+	if (k)
+		snprintf(name, sizeof(name), "warning.%u", k + 1);
+	snprintf(line, sizeof(line), "WARN: %.4090s", msg);
+	case_result_log(r, line);
+	return case_result_add_prop(r, name, msg);
+}
+
+bool case_result_is_warning(const char *prop_name)
+{
+	return !strcmp(prop_name, "warning") || !strncmp(prop_name, "warning.", 8);
+}
+
 void case_result_summarise(struct case_result *r, uint64_t seed)
 {
 	for (unsigned int i = 0; i < r->inst->def->n_metrics; i++) {

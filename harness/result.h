@@ -58,6 +58,15 @@ int case_result_add_sample(struct metric_result *m, double v, int stolen);
 /** case_result_add_prop() - append a property (copies both strings). Returns 0 or -ENOMEM. */
 int case_result_add_prop(struct case_result *r, const char *name, const char *value);
 
+/**
+ * case_result_warn() - a host fact the reader should know (see case_warn()): a "WARN: " line in
+ * the output and a property "warning" (then "warning.2", ...). Returns 0 or -ENOMEM.
+ */
+int case_result_warn(struct case_result *r, const char *msg);
+
+/** case_result_is_warning() - is  one that case_result_warn() made? */
+bool case_result_is_warning(const char *prop_name);
+
 /** case_result_add_figure() - a number as a property: 6 significant digits, C locale. */
 int case_result_add_figure(struct case_result *r, const char *name, double v);
 

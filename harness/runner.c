@@ -182,6 +182,8 @@ int runner_apply_event(struct case_result *r, const char *line)
 					   json_string_value(json_object_get(ev, "value")));
 	} else if (msg && !strcmp(kind, "log")) {
 		case_result_log(r, msg);
+	} else if (msg && !strcmp(kind, "warn")) {
+		ret = case_result_warn(r, msg);
 	} else if (msg && !strcmp(kind, "fail")) {
 		case_result_set_outcome(r, OUTCOME_FAIL, msg);
 	} else if (msg && !strcmp(kind, "skip")) {

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <linux/kvm.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -169,8 +171,102 @@ static void probe_populate(struct hw_info *hw)
 	munmap(p, len);
 }
 
+/* CPUs the kernel numbers up to this; more than hwloc's bound (hw/topo.c) is no real host. */
+#define HOST_MAX_CPUS 16384
+
+/* Parse a sysfs CPU list ("0-3,8,10-11") into @on[]; returns the count or -errno. */
+static int cpu_list(const char *path, unsigned char *on, int max)
+{
+	char *s = text_read_file(path, 65536), *p;
+	int count = 0;
+
+	if (!s)
+		return -errno;
+	for (p = s; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p || a < 0)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < max; c++, count++)
+			on[c] = 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	free(s);
+	return count;
+}
+
+/* Distinct (physical_package_id, core_id) pairs of the CPUs set in @on; -errno if unreadable. */
+static int sysfs_cores(const unsigned char *on, int max)
+{
+	uint64_t *keys = calloc((size_t)max, sizeof(*keys));
+	int nk = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (int c = 0; c < max; c++) {
+		char path[128];
+		uint64_t pkg, core;
+		int k = 0;
+
+		if (!on[c])
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+		if (text_read_u64(path, &pkg))
+			goto unreadable;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+		if (text_read_u64(path, &core))
+			goto unreadable;
+		while (k < nk && keys[k] != (pkg << 32 | core))
+			k++;
+		if (k == nk)
+			keys[nk++] = pkg << 32 | core;
+	}
+	free(keys);
+	return nk;
+unreadable:
+	free(keys);
+	return -ENOENT;
+}
+
+/*
+ * The kernel's CPUs beside hwloc's: online (sysfs), allowed to this process (its affinity,
+ * which a cgroup cpuset narrows), their cores, and hwloc PUs binding could not use.
+ */
+static void probe_cpus(struct hw_info *hw)
+{
+	unsigned char *online = calloc(HOST_MAX_CPUS, 1);
+	cpu_set_t *allowed = CPU_ALLOC(HOST_MAX_CPUS);
+	size_t set_size = CPU_ALLOC_SIZE(HOST_MAX_CPUS);
+	hwloc_obj_t pu = NULL;
+	int n;
+
+	if (!online || !allowed)
+		goto out;
+	n = cpu_list("/sys/devices/system/cpu/online", online, HOST_MAX_CPUS);
+	hw->n_pus_online = n > 0 ? (unsigned int)n : 0;
+	if (sched_getaffinity(0, set_size, allowed))
+		goto out;
+	hw->n_pus_allowed = (unsigned int)CPU_COUNT_S(set_size, allowed);
+	for (int c = 0; c < HOST_MAX_CPUS; c++)
+		online[c] = online[c] && CPU_ISSET_S((size_t)c, set_size, allowed);
+	n = sysfs_cores(online, HOST_MAX_CPUS);
+	hw->n_cores_sysfs = n > 0 ? (unsigned int)n : 0;
+	while ((pu = hwloc_get_next_obj_by_type(hw->topo, HWLOC_OBJ_PU, pu)))
+		if (!CPU_ISSET_S(pu->os_index, set_size, allowed))
+			hw->n_pus_unbindable++;
+out:
+	free(online);
+	if (allowed)
+		CPU_FREE(allowed);
+}
+
 void hw_host_probe(struct hw_info *hw)
 {
+	probe_cpus(hw);
 	probe_meminfo(hw);
 	probe_pools(hw);
 	probe_thp(hw);

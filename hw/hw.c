@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "hw/tsc.h"
+#include "util/text.h"
 #include "util/util.h"
 
 /* Five 20 ms windows: 100 ms at start-up buys a frequency good to well under 0.1%. */
@@ -16,7 +17,10 @@
 
 const char *hw_source_name(enum hw_source s)
 {
-	return s == HW_SOURCE_HOST ? "host" : s == HW_SOURCE_XML ? "xml" : "synthetic";
+	return s == HW_SOURCE_HOST     ? "host"
+	       : s == HW_SOURCE_XML    ? "xml"
+	       : s == HW_SOURCE_RECORD ? "record"
+				       : "synthetic";
 }
 
 char *hw_format_bytes(uint64_t bytes, char *buf, size_t len)
@@ -84,6 +88,7 @@ static void page_size_list(const struct hw_info *hw, char *buf, size_t len)
 				continue;
 			seen[n++] = s;
 			hw_format_bytes(s, tmp, sizeof(tmp));
+			text_squeeze(tmp, '\0');
 			used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s",
 						 n > 1 ? "," : "", tmp);
 		}
@@ -96,7 +101,12 @@ void hw_fingerprint(struct hw_info *hw)
 	const char *arch = hwloc_obj_get_info_by_name(root, "Architecture");
 	char pages[128];
 
+	char model[sizeof(hw->cpu_model)];
+
 	page_size_list(hw, pages, sizeof(pages));
+	/* A key, so one word: CPUID pads the brand with blanks, and hypervisors name it freely. */
+	snprintf(model, sizeof(model), "%s", hw->cpu_model);
+	text_squeeze(model, '_');
 	/*
 	 * The hardware's shape alone: the kernel, glibc and QEMU are what users change between
 	 * runs, so they are attributes of each run, shown in every comparison, not keys.
@@ -104,8 +114,8 @@ void hw_fingerprint(struct hw_info *hw)
 	 */
 	snprintf(hw->fingerprint, sizeof(hw->fingerprint),
 		 "%.32s/%.100s/pkg%u-numa%u-core%u-pu%u/mem%" PRIu64 "G/pages:%.60s",
-		 arch ? arch : "unknown", hw->cpu_model, hw->n_packages, hw->n_numa, hw->n_cores,
-		 hw->n_pus, (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages);
+		 arch ? arch : "unknown", model, hw->n_packages, hw->n_numa, hw->n_cores, hw->n_pus,
+		 (uint64_t)((hw->memory_bytes + (1ULL << 29)) >> 30), pages);
 	snprintf(hw->fingerprint_hash, sizeof(hw->fingerprint_hash), "%016" PRIx64,
 		 util_fnv1a64(UTIL_FNV1A64_INIT, hw->fingerprint));
 }

@@ -17,6 +17,7 @@ enum hw_source {
 	HW_SOURCE_HOST,	     /* detected on this machine: binding works */
 	HW_SOURCE_XML,	     /* loaded from hwloc XML: plans only */
 	HW_SOURCE_SYNTHETIC, /* built from a synthetic string: plans only */
+	HW_SOURCE_RECORD,    /* a host recorded by `memgate hw --record`: plans only */
 };
 
 /* A pool of pages of one size: hugetlb pools from sysfs, base pages from hwloc. */
@@ -48,7 +49,7 @@ struct hw_cpu {
 	char brand[64];
 	int family, model, stepping; /* display family and model, as /proc/cpuinfo has them */
 	int cores_per_package;	     /* CPUID's view */
-	int logical_cpus;	     /* libcpuid total logical CPUs */
+	int logical_cpus;	     /* CPUID's logical CPUs a package */
 	bool invariant_tsc;	     /* CPUID 0x80000007 EDX[8] */
 	bool erms;		     /* CPUID 7.0 EBX[9]: enhanced rep movsb/stosb */
 	bool fsrm;		     /* CPUID 7.0 EDX[4]: fast short rep mov */
@@ -87,6 +88,12 @@ struct hw_info {
 	enum hw_probe kvm;
 	char kvm_detail[160]; /* API version and memslot limit, or why not */
 	int kvm_max_memslots;
+	/* The kernel's view of the CPUs, beside hwloc's (0: not known, as for a loaded topology).
+	 */
+	unsigned int n_pus_online;     /* /sys/devices/system/cpu/online */
+	unsigned int n_pus_allowed;    /* sched_getaffinity(): what this process may run on */
+	unsigned int n_cores_sysfs;    /* distinct (package, core_id) pairs of those CPUs */
+	unsigned int n_pus_unbindable; /* hwloc PUs outside the allowed set: binding there fails */
 	enum hw_probe populate_write;
 	char populate_detail[96];
 	char glibc[16];
@@ -103,6 +110,20 @@ struct hw_info {
  */
 int hw_detect(struct hw_info *hw, const char *spec, struct mg_err *err);
 
+/**
+ * hw_load_record() - fill @hw from a host record folder (see hw_record()): the topology, the
+ * CPU and the host facts as they were there. Plans are made from it, nothing is bound.
+ * Returns 0, or -errno with @err naming the file and what was expected.
+ */
+int hw_load_record(struct hw_info *hw, const char *dir, struct mg_err *err);
+
+/**
+ * hw_record() - write what memgate reads of this host (@hw, detected here) into folder @dir:
+ * topology.xml (hwloc), cpuid.raw (libcpuid) and host.json (the facts `hw --json` prints).
+ * Returns 0, or -errno with @err.
+ */
+int hw_record(const struct hw_info *hw, const char *dir, struct mg_err *err);
+
 /** hw_release() - free what hw_detect() allocated. */
 void hw_release(struct hw_info *hw);
 
@@ -115,13 +136,22 @@ json_t *hw_to_json(const struct hw_info *hw);
 /** hw_print_json() - the same as one JSON object. Returns 0 or -errno. */
 int hw_print_json(const struct hw_info *hw, FILE *out);
 
-/** hw_source_name() - "host", "xml" or "synthetic". */
+/** hw_source_name() - "host", "xml", "record" or "synthetic". */
 const char *hw_source_name(enum hw_source s);
 
 /* Parts of hw_detect(), exposed for the hw suite's cross-checks and for tests. */
 
 /** hw_cpu_detect() - identify the CPU with libcpuid. Returns 0 or -errno with @err. */
 int hw_cpu_detect(struct hw_cpu *cpu, struct mg_err *err);
+
+/**
+ * hw_cpu_load() - identify the CPU of a raw CPUID dump (libcpuid's serialised format) at .
+ * Returns 0, or -errno with  (EINVAL: not such a dump; EIO: libcpuid does not know it).
+ */
+int hw_cpu_load(struct hw_cpu *cpu, const char *path, struct mg_err *err);
+
+/** hw_cpu_record() - write this CPU's raw CPUID dump to . Returns 0 or -errno with . */
+int hw_cpu_record(const char *path, struct mg_err *err);
 
 /** hw_topo_load() - load the topology named by @spec (NULL: this host) into @hw. */
 int hw_topo_load(struct hw_info *hw, const char *spec, struct mg_err *err);

@@ -39,10 +39,12 @@ static void print_host(const struct hw_info *hw, FILE *out)
 
 	fprintf(out, "cpu (libcpuid): %s, %s, family %d model %d stepping %d\n", c->vendor,
 		c->brand, c->family, c->model, c->stepping);
-	fprintf(out, "  cores/package %d, logical CPUs %d, hypervisor %s\n", c->cores_per_package,
-		c->logical_cpus, c->hypervisor);
+	fprintf(out, "  cores/package %d, logical CPUs/package %d, hypervisor %s\n",
+		c->cores_per_package, c->logical_cpus, c->hypervisor);
 	fprintf(out, "  invariant TSC %s, ERMS %s, FSRM %s\n", c->invariant_tsc ? "yes" : "no",
 		c->erms ? "yes" : "no", c->fsrm ? "yes" : "no");
+	fprintf(out, "cpus (kernel): %u online, %u allowed to this process, %u cores of those\n",
+		hw->n_pus_online, hw->n_pus_allowed, hw->n_cores_sysfs);
 	fprintf(out, "tsc: %.2f MHz (calibrated against CLOCK_MONOTONIC_RAW)\n", hw->tsc_hz / 1e6);
 	fprintf(out, "memory (/proc/meminfo): total %s, ",
 		hw_format_bytes(hw->meminfo_total_kib * 1024, b, sizeof(b)));
@@ -79,7 +81,7 @@ void hw_print_text(const struct hw_info *hw, FILE *out)
 			hw_format_bytes(hw->caches[i].size_bytes, b, sizeof(b)),
 			hw->caches[i].count);
 	fprintf(out, "kernel: %s\n", hw->os_release);
-	if (hw->source == HW_SOURCE_HOST)
+	if (hw->source == HW_SOURCE_HOST || hw->source == HW_SOURCE_RECORD)
 		print_host(hw, out);
 	fprintf(out, "fingerprint: %s\n  hash %s\n", hw->fingerprint, hw->fingerprint_hash);
 }
@@ -136,17 +138,19 @@ static json_t *host_json(const struct hw_info *hw)
 		json_array_append_new(pools, pool_json(&hw->hugepages[i]));
 	return json_pack(
 	    "{s:{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, s:b, s:s}, s:f, s:I, s:I,"
-	    " s:I, s:o*, s:s, s:{s:b, s:s, s:i}, s:{s:s, s:s}, s:s}",
+	    " s:I, s:o*, s:s, s:{s:b, s:s, s:i}, s:{s:s, s:s}, s:s, s:{s:i, s:i, s:i, s:i}}",
 	    "cpu", "identified", c->known, "vendor", c->vendor, "brand", c->brand, "family",
 	    c->family, "model", c->model, "stepping", c->stepping, "cores_per_package",
-	    c->cores_per_package, "logical_cpus", c->logical_cpus, "invariant_tsc",
+	    c->cores_per_package, "logical_cpus_per_package", c->logical_cpus, "invariant_tsc",
 	    c->invariant_tsc, "erms", c->erms, "fsrm", c->fsrm, "hypervisor", c->hypervisor,
 	    "tsc_hz", hw->tsc_hz, "meminfo_total", (json_int_t)hw->meminfo_total_kib * 1024,
 	    "meminfo_available", (json_int_t)hw->meminfo_available_kib * 1024,
 	    "default_hugepage_size", (json_int_t)hw->default_hugepage_bytes, "hugepages", pools,
 	    "thp", hw->thp_mode, "kvm", "usable", hw->kvm == HW_PROBE_YES, "detail", hw->kvm_detail,
 	    "max_memslots", hw->kvm_max_memslots, "madv_populate_write", "supported",
-	    probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc", hw->glibc);
+	    probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc", hw->glibc,
+	    "cpus", "online", (int)hw->n_pus_online, "allowed", (int)hw->n_pus_allowed, "cores",
+	    (int)hw->n_cores_sysfs, "unbindable", (int)hw->n_pus_unbindable);
 }
 
 json_t *hw_to_json(const struct hw_info *hw)
@@ -164,7 +168,7 @@ json_t *hw_to_json(const struct hw_info *hw)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "kernel", json_string(hw->os_release));
-	if (hw->source == HW_SOURCE_HOST)
+	if (hw->source == HW_SOURCE_HOST || hw->source == HW_SOURCE_RECORD)
 		json_object_set_new(o, "host", host_json(hw));
 	return o;
 }

@@ -275,6 +275,7 @@ int hw_topo_load(struct hw_info *hw, const char *spec, struct mg_err *err)
 	topo_caches(hw);
 	topo_names(hw);
 	text_utf8_fix(hw->cpu_model, sizeof(hw->cpu_model));
+	text_squeeze(hw->cpu_model, ' ');
 	text_utf8_fix(hw->os_release, sizeof(hw->os_release));
 	return 0;
 fail:

@@ -38,6 +38,13 @@ void report_console_case(const struct case_result *r, FILE *out)
 		    (r->inst->def->kind != CASE_GATE || r->outcome != OUTCOME_PASS))
 			fprintf(out, "      %s\n",
 				report_metric_line(&r->metrics[k], line, sizeof(line)));
+	/* Host facts the reader should know, whatever the outcome: they never fail a case. */
+	for (size_t k = 0; k < r->n_props; k++)
+		if (case_result_is_warning(r->props[k].name)) {
+			fputs("      WARN: ", out);
+			put_text(r->props[k].value, out);
+			fputc('\n', out);
+		}
 	if (r->message && r->outcome != OUTCOME_PASS) {
 		fputs("      ", out);
 		put_text(r->message, out);

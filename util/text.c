@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <ctype.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <libxml/xmlstring.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +167,23 @@ int text_utf8_fix(char *buf, size_t size)
 	buf[n] = '\0';
 	free(u);
 	return 0;
+}
+
+char *text_squeeze(char *s, char with)
+{
+	char *out = s;
+	bool blank = false;
+
+	for (const char *p = s; *p; p++) {
+		if (isspace((unsigned char)*p)) {
+			blank = out != s;
+			continue;
+		}
+		if (blank && with)
+			*out++ = with;
+		blank = false;
+		*out++ = *p;
+	}
+	*out = '\0';
+	return s;
 }

@@ -27,6 +27,13 @@ char *text_utf8_clean(const char *s, size_t len);
 int text_utf8_fix(char *buf, size_t size);
 
 /**
+ * text_squeeze() - in place: leading and trailing blanks removed, each inner run of blanks
+ * made one @with, or removed when @with is NUL (a CPUID brand string pads with spaces).
+ * Returns @s.
+ */
+char *text_squeeze(char *s, char with);
+
+/**
  * text_read_file() - read at most @max bytes of @path into a new NUL-terminated buffer.
  * Returns the buffer (free it) or NULL with errno set.
  */
