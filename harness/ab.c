@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness/history.h"
+#include "util/proc.h"
 #include "util/stats.h"
 #include "util/text.h"
 #include "util/util.h"
@@ -97,7 +98,7 @@ static int spawn(const struct ab_side *s, const char *sub, const char *const *co
 {
 	const char *argv[2 * AB_MAX_ARGS + 64];
 	int argc = 0, fd, ret;
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
 		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
@@ -114,8 +115,10 @@ static int spawn(const struct ab_side *s, const char *sub, const char *const *co
 	if (fd < 0)
 		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid == 0) {
+		proc_die_with_parent(parent);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		execvp(argv[0], (char *const *)argv);

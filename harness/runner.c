@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "harness/child.h"
+#include "util/proc.h"
 #include "util/text.h"
 #include "util/util.h"
 
@@ -226,12 +227,15 @@ static const int default_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE,
 				      SIGBUS, SIGILL,  SIGFPE, SIGABRT, SIGALRM};
 
 static void child_main(const struct case_inst *inst, const struct hw_info *hw,
-		       const struct run_opts *opts, int res_fd, int err_fd, int64_t deadline_ns)
+		       const struct run_opts *opts, int res_fd, int err_fd, int64_t deadline_ns,
+		       pid_t parent)
 {
 	struct case_ctx ctx = {
 	    .inst = inst, .hw = hw, .opts = opts, .fd = res_fd, .deadline_ns = deadline_ns};
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	sigset_t none;
+
+	proc_die_with_parent(parent);
 
 	/* Its own process group: a timeout kills everything the case started, and the
 	 * terminal's Ctrl-C reaches the parent, which decides what to do. */
@@ -437,6 +441,7 @@ static int run_one(const struct case_inst *inst, const struct hw_info *hw,
 	struct child_io io = {.res_fd = -1, .err_fd = -1, .pid_fd = -1};
 	int res[2], errp[2], ret;
 	int64_t t0, deadline;
+	pid_t parent;
 	const char *skip = missing_need(inst->def, hw, opts);
 
 	if (skip) {
@@ -453,6 +458,7 @@ static int run_one(const struct case_inst *inst, const struct hw_info *hw,
 	fflush(NULL); /* nothing buffered may be printed twice */
 	t0 = util_now_ns();
 	deadline = t0 + (int64_t)(opts->timeout_s * 1e9);
+	parent = getpid();
 	io.pid = fork();
 	if (io.pid < 0) {
 		ret = mg_err_set(err, errno, "fork: %s", strerror(errno));
@@ -465,7 +471,7 @@ static int run_one(const struct case_inst *inst, const struct hw_info *hw,
 	if (io.pid == 0) {
 		close(res[0]);
 		close(errp[0]);
-		child_main(inst, hw, opts, res[1], errp[1], deadline);
+		child_main(inst, hw, opts, res[1], errp[1], deadline, parent);
 	}
 	/* Also from the parent: the kill on timeout must find the group even if it runs first. */
 	setpgid(io.pid, io.pid);

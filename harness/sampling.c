@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness/child.h"
+#include "util/proc.h"
 #include "util/util.h"
 
 int case_interleave(const struct case_arms *arms)
@@ -106,7 +107,7 @@ int case_fork(struct case_ctx *ctx, int (*fn)(void *arg, void *out, struct mg_er
 {
 	struct fork_status st;
 	int fd[2], status, ret;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	if (pipe2(fd, O_CLOEXEC))
 		return mg_err_set(err, errno, "pipe: %s", strerror(errno));
@@ -119,6 +120,7 @@ int case_fork(struct case_ctx *ctx, int (*fn)(void *arg, void *out, struct mg_er
 		return ret;
 	}
 	if (pid == 0) {
+		proc_die_with_parent(parent);
 		close(fd[0]);
 		fork_child(fd[1], fn, arg, out, size);
 	}

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "util/proc.h"
 #include "util/util.h"
 
 /* The QMP a management layer sends to start and stop: the handshake, then quit. */
@@ -65,9 +66,7 @@ static void exec_child(const char *path, char *const *argv, int in, int out, int
 {
 	sigset_t none;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
+	proc_die_with_parent(parent);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0)

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
 
 #define MAX_POOLS 4
 #define STATE_DIR RESERVE_DIR "/reservations"
+/* A killed memgate's children die with it: their exit takes milliseconds, a few seconds for
+ * gigabytes of pages. The next memgate waits this long for them before it recovers. */
+#define ORPHAN_WAIT_S 30
 
 /*
  * What to take back, prepared in full before the pool changes: the signal handler only
@@ -171,6 +175,34 @@ static void pool_paths(struct saved_pool *p, uint64_t page_kib)
 		 (unsigned long long)page_kib);
 }
 
+/*
+ * Is process @pid gone? A killed memgate whose parent has not reaped it yet (an agent's init
+ * that reaps late, or never) is a zombie: kill(pid, 0) still finds it, /proc says 'Z'.
+ */
+static bool pid_gone(long pid)
+{
+	char path[64], buf[256], *state;
+	int fd;
+	ssize_t n;
+
+	if (pid <= 0)
+		return false;
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses, the last ')' ends it. */
+	state = strrchr(buf, ')');
+	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
+}
+
 /* Put back the records of dead owners; the caller holds the lock. */
 static int recover_locked(FILE *out)
 {
@@ -183,8 +215,7 @@ static int recover_locked(FILE *out)
 		long pid = strtol(e->d_name, NULL, 10);
 		FILE *f;
 
-		if (pid <= 0 || strchr(e->d_name, '.') || kill((pid_t)pid, 0) == 0 ||
-		    errno != ESRCH)
+		if (pid <= 0 || strchr(e->d_name, '.') || !pid_gone(pid))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", STATE_DIR, e->d_name);
 		f = fopen(path, "re");
@@ -273,6 +304,38 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 	return 0;
 }
 
+/*
+ * The lock is held but the memgate that took it (its pid is in the file) is gone: what holds
+ * it are that memgate's children, which inherited the descriptor and are being killed with it
+ * (proc_die_with_parent()). Their exit releases the lock and, before that, unmaps their pages.
+ */
+static bool holder_dead(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long pid;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	return pid_gone(pid);
+}
+
+/* Wait at most @wait_s seconds for the lock on @fd. Returns true once it is held. */
+static bool wait_lock(int fd, unsigned int wait_s)
+{
+	const struct timespec tick = {0, 20000000};
+	int64_t deadline = util_now_ns() + (int64_t)wait_s * 1000000000;
+
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK || util_now_ns() >= deadline)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return true;
+}
+
 int reserve_recover(FILE *out)
 {
 	DIR *d = opendir(STATE_DIR);
@@ -288,7 +351,7 @@ int reserve_recover(FILE *out)
 	fd = open_lock();
 	if (fd < 0)
 		return 0;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
+	if (flock(fd, LOCK_EX | LOCK_NB) && !(holder_dead(fd) && wait_lock(fd, ORPHAN_WAIT_S))) {
 		close(fd); /* busy: its holder recovered when it took it */
 		return 0;
 	}

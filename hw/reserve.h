@@ -40,8 +40,9 @@ void reserve_restore(void);
 /**
  * reserve_recover() - put back the reservations of memgate processes that died without
  * restoring (SIGKILL, a power cut: their files are still there), saying so on @out; only
- * when the lock is free right now or held by this process, and only as root. Returns how
- * many reservations it put back.
+ * when the lock is free, held by this process, or held only by the dying children of a killed
+ * memgate (then it waits for them, 30 s at most), and only as root. Returns how many
+ * reservations it put back.
  */
 int reserve_recover(FILE *out);
 

@@ -4,13 +4,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <jansson.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/text.h"
@@ -565,6 +568,7 @@ static void test_interrupted_runs_report(void **state)
 
 	(void)state;
 	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		const char *json = "/tmp/memgate-interrupted.json";
 		char *text;
@@ -917,6 +921,82 @@ static void test_kvm_suite(void **state)
 	expect(0, "guest.busy_accesses_per_s: median",
 	       "run -s kvm -k '*busy*' --quick -n 2 --warmup 0");
 }
+#define POOL_2M "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+
+/* The first child of @pid (/proc/PID/task/PID/children), 0 while it has none. */
+static pid_t first_child(pid_t pid)
+{
+	char path[64], *s;
+	long c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	s = text_read_file(path, 4096);
+	c = s ? strtol(s, NULL, 10) : 0;
+	free(s);
+	return (pid_t)c;
+}
+
+/*
+ * Jenkins aborts a build with SIGTERM, then SIGKILL. SIGKILL a run while its case child holds
+ * the hugetlb lock and the pages it reserved: the child dies with it, and the very next
+ * memgate command puts the pool back. The test is the orphans' reaper (a child subreaper), so it
+ * sees how the case's child ended: killed, not at the end of its case.
+ */
+static void test_killed_run_restores(void **state)
+{
+	char bin[512];
+	uint64_t before, during = 0;
+	pid_t pid, child = 0;
+	int status;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip_because("needs root (it reserves hugetlb pages)");
+	if (text_read_u64(POOL_2M, &before))
+		skip_because("no 2 MiB hugetlb pool on this kernel");
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl(bin, bin, "run", "-s", "prealloc", "-k",
+		      "prealloc.perf.startup[[]kind=hugetlb-2m]", "--reserve-hugepages",
+		      (char *)NULL);
+		_exit(127);
+	}
+	/* Until the pool has grown and the case's child runs: at most a minute. */
+	for (int i = 0; i < 6000 && !(child && during > before); i++) {
+		const struct timespec tick = {0, 10000000};
+
+		assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+		if (text_read_u64(POOL_2M, &during))
+			during = 0;
+		child = first_child(pid);
+		nanosleep(&tick, NULL);
+	}
+	if (!child || during <= before) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("the run did not reserve (pool %" PRIu64 " -> %" PRIu64
+			 ") and start its case",
+			 before, during);
+	}
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	expect(0, "put back up to", "run -s hw");
+	assert_int_equal(text_read_u64(POOL_2M, &during), 0);
+	assert_int_equal(during, before);
+	/* It died with its parent: without that it would finish its case and exit 0. */
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	while (waitpid(-1, &status, WNOHANG) > 0)
+		; /* the grandchildren it had, reparented here too */
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -944,6 +1024,7 @@ int main(void)
 	    cmocka_unit_test(test_long_cases),
 	    cmocka_unit_test(test_qemu_suite),
 	    cmocka_unit_test(test_kvm_suite),
+	    cmocka_unit_test(test_killed_run_restores),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
