@@ -74,6 +74,7 @@ enum {
 	OPT_HOST,
 	OPT_RECORD,
 	OPT_GUEST,
+	OPT_GUEST_EXIT_NS,
 };
 
 struct cli {

@@ -10,6 +10,8 @@
 
 #include "cli/cli.h"
 #include "harness/impl_opts.h"
+#include "util/text.h"
+#include "util/util.h"
 
 static const char usage_text[] =
     "usage: memgate [--help] [--version] COMMAND [OPTIONS]\n"
@@ -30,7 +32,7 @@ static const char usage_text[] =
     "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
-    "        [--qemu PATH] [--guest auto|kvm|modelled]\n"
+    "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
@@ -83,6 +85,9 @@ static const char usage_text[] =
     "                        the old size is put back on exit, Ctrl-C included\n"
     "      --topology SPEC   FILE.xml (hwloc XML) or synthetic:\"pack:2 [numa] core:4 pu:2\";\n"
     "                        plans are then checked, not executed\n"
+    "      --guest MODE      the vCPU of the rcu boot: auto (KVM's where /dev/kvm is\n"
+    "                        usable, else modelled), kvm, or modelled\n"
+    "      --guest-exit-ns NS  a modelled exit's round trip (default 2000)\n"
     "      --host DIR        plan from a host recorded by `memgate hw --record DIR` (its\n"
     "                        topology, CPUID and kernel facts); as with --topology\n"
     "\n"
@@ -190,6 +195,8 @@ const struct option cli_run_options[] = {
     {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
     {"impl", required_argument, NULL, OPT_IMPL},
     SAMPLED_RUN_OPTIONS,
+    {"guest", required_argument, NULL, OPT_GUEST},
+    {"guest-exit-ns", required_argument, NULL, OPT_GUEST_EXIT_NS},
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"host", required_argument, NULL, OPT_HOST},
@@ -331,6 +338,22 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 	case OPT_SIZE:
 		if (parse_size(arg, &c->opts.size_bytes))
 			return -EINVAL;
+		return 0;
+	case OPT_GUEST: {
+		static const char *const names[] = {"auto", "kvm", "modelled"};
+		int g = text_index(names, ARRAY_SIZE(names), arg);
+
+		if (g < 0) {
+			cli_usage_error("--guest expects auto, kvm or modelled, got '%s'", arg);
+			return -EINVAL;
+		}
+		c->opts.guest = (enum run_guest)g;
+		return 0;
+	}
+	case OPT_GUEST_EXIT_NS:
+		if (parse_ulong("--guest-exit-ns", arg, 1, 1000000000, &v))
+			return -EINVAL;
+		c->opts.guest_exit_ns = v;
 		return 0;
 	case OPT_SHARD:
 		return parse_shard(arg, &c->shard, &c->shards);

@@ -100,6 +100,13 @@ struct case_inst {
 	char name[192]; /* "name[k=v,k=v]" */
 };
 
+/* The vCPU behind the boot model's config-space accesses (--guest). */
+enum run_guest {
+	RUN_GUEST_AUTO,	    /* KVM's where /dev/kvm is usable, else modelled */
+	RUN_GUEST_KVM,	    /* a real KVM guest; its cases SKIP without /dev/kvm */
+	RUN_GUEST_MODELLED, /* modelled exits, also where KVM exists */
+};
+
 struct run_opts {
 	unsigned int samples;	      /* per metric, after warm-up */
 	unsigned int warmup;	      /* discarded samples before the measured ones */
@@ -112,6 +119,8 @@ struct run_opts {
 	uint64_t size_bytes;	      /* guest memory for the prealloc cases; 0: the default */
 	bool hugepages_reserved;      /* --reserve-hugepages was given and succeeded */
 	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
+	enum run_guest guest;	      /* --guest */
+	uint64_t guest_exit_ns;	      /* --guest-exit-ns: a modelled exit; 0: GUEST_MODEL_EXIT_NS */
 	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
 	void (*on_result)(const struct case_result *r, void *arg);
 	void *on_result_arg;

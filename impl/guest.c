@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "util/util.h"
+
 #define GUEST_PAGE 4096
 #define CONFIG_PORT 0xcf
 
@@ -68,10 +70,31 @@ int guest_open(struct guest *g, struct mg_err *err)
 	return 0;
 }
 
+void guest_open_modelled(struct guest *g, uint64_t exit_ns)
+{
+	memset(g, 0, sizeof(*g));
+	g->kvm = g->vm = g->vcpu = -1;
+	g->model_exit_ns = exit_ns;
+}
+
+/* The modelled round trip: the thread is busy, as a vCPU in the guest is, not asleep. */
+static void modelled_exit(struct guest *g, int64_t t0)
+{
+	while (util_now_ns() - t0 < (int64_t)g->model_exit_ns)
+		__builtin_ia32_pause();
+}
+
 int guest_exit(struct guest *g, struct mg_err *err)
 {
 	struct kvm_run *run = g->run;
+	int64_t t0 = util_now_ns();
 
+	if (g->model_exit_ns) {
+		modelled_exit(g, t0);
+		g->exits++;
+		g->exit_ns_total += util_now_ns() - t0;
+		return 0;
+	}
 	for (;;) {
 		if (ioctl(g->vcpu, KVM_RUN, 0)) {
 			if (errno == EINTR)
@@ -81,6 +104,7 @@ int guest_exit(struct guest *g, struct mg_err *err)
 		if (run->exit_reason == KVM_EXIT_IO && run->io.port == CONFIG_PORT &&
 		    run->io.direction == KVM_EXIT_IO_OUT) {
 			g->exits++;
+			g->exit_ns_total += util_now_ns() - t0;
 			return 0;
 		}
 		if (run->exit_reason != KVM_EXIT_INTR)

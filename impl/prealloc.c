@@ -95,6 +95,21 @@ static void share_threads(const struct prealloc_region *regions, size_t n, unsig
 	}
 }
 
+/*
+ * The node whose CPUs a share of a region on @node runs on: that node, or -1 (unbound) when
+ * it has no CPU this process may use (a cgroup cpuset elsewhere; hwloc's topology leaves such
+ * a node's cpuset empty). Its memory still comes from the node: the region's binding.
+ */
+static int share_node(const struct prealloc_opts *o, int node)
+{
+	hwloc_obj_t obj;
+
+	if (node < 0 || !o->topo)
+		return node;
+	obj = hwloc_get_obj_by_type(o->topo, HWLOC_OBJ_NUMANODE, (unsigned int)node);
+	return obj && !hwloc_bitmap_iszero(obj->cpuset) ? node : -1;
+}
+
 int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct prealloc_opts *o,
 		  struct prealloc_share *out, unsigned int max)
 {
@@ -126,7 +141,7 @@ int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct 
 			out[k++] = (struct prealloc_share){.region = (unsigned int)i,
 							   .first_page = first,
 							   .n_pages = np,
-							   .node = regions[i].node};
+							   .node = share_node(o, regions[i].node)};
 			first += np;
 		}
 	}

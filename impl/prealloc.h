@@ -71,6 +71,8 @@ unsigned int prealloc_threads(size_t size, size_t page_size, unsigned int reques
  * prealloc_plan() - split @n regions among the threads the rule allows for their total
  * size: threads go to regions in proportion to their sizes (at least one each), and each
  * region's pages are split evenly, the remainder one page each over its first threads.
+ * A share runs on its region's node's CPUs, unbound when that node has none this process may
+ * use (@o->topo says).
  * Returns the number of shares written to @out (at most @max), or -EINVAL.
  */
 int prealloc_plan(const struct prealloc_region *regions, size_t n, const struct prealloc_opts *o,

@@ -373,7 +373,10 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if (p->guest) {
+	if (p->guest && p->modelled_exit_ns) {
+		guest_open_modelled(&guest, p->modelled_exit_ns);
+		m.guest = &guest;
+	} else if (p->guest) {
 		ret = guest_open(&guest, err);
 		if (ret)
 			return ret;
@@ -416,6 +419,8 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 	r->commits = m.commits;
 	r->accesses = m.accesses;
 	r->guest_exits = m.guest ? m.guest->exits : 0;
+	if (r->guest_exits)
+		r->guest_exit_ns = (double)m.guest->exit_ns_total / (double)r->guest_exits;
 	r->main_lock_wait_ms = (double)m.lock_wait_ns / 1e6;
 	r->reader_lookups = m.lookups;
 	r->reader_bad = m.bad;

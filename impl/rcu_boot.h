@@ -16,6 +16,9 @@ struct rcu_boot_params {
 	 * runs. Without it the accesses follow each other with no guest time between them,
 	 * and the call_rcu thread may not get the big lock for the whole boot. */
 	bool guest;
+	/* With @guest: 0 for a real KVM guest, else a modelled one whose exits take this long
+	 * (guest_open_modelled()). */
+	uint64_t modelled_exit_ns;
 };
 
 struct rcu_boot_result {
@@ -24,6 +27,7 @@ struct rcu_boot_result {
 	uint64_t commits;		      /* memory transactions */
 	uint64_t accesses;		      /* config-space accesses */
 	uint64_t guest_exits;		      /* KVM exits they came from (0 without a guest) */
+	double guest_exit_ns;		      /* the exits' mean round trip, real or modelled */
 	uint64_t minor_faults;		      /* the process's page faults during the boot */
 	uint64_t rss_boot_kib, heap_boot_kib; /* at the end of boot; heap: anonymous RSS */
 	uint64_t rss_idle_kib, heap_idle_kib; /* after the idle pause */

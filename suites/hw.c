@@ -94,10 +94,11 @@ static void check_core_count(struct case_ctx *ctx)
 		return;
 	case_prop(ctx, "cores.hwloc", "%u", hw->n_cores);
 	case_prop(ctx, "cores.sysfs", "%u", hw->n_cores_sysfs);
-	/* The planner divides PUs among cores and cores among packages. */
-	if (!hw->n_cores || hw->n_cores > hw->n_pus || hw->n_packages > hw->n_cores)
-		case_fail(ctx, "hwloc's topology contradicts itself: %u packages, %u cores, %u PUs",
-			  hw->n_packages, hw->n_cores, hw->n_pus);
+	/* The planner divides PUs among cores. (A package may hold no core this process may use:
+	 * a cpuset keeps its memory.) */
+	if (!hw->n_cores || hw->n_cores > hw->n_pus)
+		case_fail(ctx, "hwloc's topology contradicts itself: %u cores for %u PUs",
+			  hw->n_cores, hw->n_pus);
 	if (hw->n_cores_sysfs && hw->n_cores != hw->n_cores_sysfs)
 		case_warn(ctx,
 			  "hwloc counts %u cores, sysfs %u (package, core_id) pairs of the allowed "
@@ -118,8 +119,11 @@ static unsigned int expand_hugepage_sizes(const struct hw_info *hw, const struct
 	uint64_t sizes[HW_MAX_PAGE_SIZES];
 	unsigned int n = 0;
 
-	/* A loaded topology names its page sizes in the XML; this host's sysfs says nothing. */
-	if (hw->source != HW_SOURCE_HOST) {
+	/* This host's pools, or a recorded host's; a topology alone names its sizes in the XML. */
+	if (hw->n_hugepages) {
+		for (unsigned int i = 0; i < hw->n_hugepages; i++)
+			sizes[n++] = hw->hugepages[i].size_bytes;
+	} else if (hw->source != HW_SOURCE_HOST) {
 		for (unsigned int j = 0; hw->n_numa && j < hw->nodes[0].n_pages; j++)
 			if (hw->nodes[0].pages[j].size_bytes > 4096 && n < HW_MAX_PAGE_SIZES)
 				sizes[n++] = hw->nodes[0].pages[j].size_bytes;

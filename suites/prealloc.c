@@ -259,18 +259,21 @@ static void check_numa_region_shares(struct case_ctx *ctx, hwloc_topology_t topo
 		hwloc_obj_t node = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned int)i);
 		int first = 0, count = 0;
 		double fair = (double)n * (double)r[i].size / (double)total;
-		char why[200], *cpus = NULL;
+		char why[200], *list = NULL;
 
 		while (first < n && s[first].region != i)
 			first++;
+		/* A node without a CPU this process may use (a cpuset): its threads run unbound. */
+		bool cpus = node && !hwloc_bitmap_iszero(node->cpuset);
+		int want = cpus ? r[i].node : -1;
+
 		while (first + count < n && s[first + count].region == i) {
-			if (s[first + count].node != r[i].node)
-				case_fail(ctx, "a share of node %u's region runs on node %d", i,
-					  s[first + count].node);
+			if (s[first + count].node != want)
+				case_fail(ctx,
+					  "a share of node %u's region runs on node %d, not %d", i,
+					  s[first + count].node, want);
 			count++;
 		}
-		if (!node || hwloc_bitmap_iszero(node->cpuset))
-			case_fail(ctx, "node %u has no CPUs to bind its threads to", i);
 		if (count < 1 || (count > 1 && (count > fair + 1 || count < fair - 1)))
 			case_fail(ctx,
 				  "node %u (%" PRIu64 " GiB of %" PRIu64 "): %d threads, its share "
@@ -278,11 +281,12 @@ static void check_numa_region_shares(struct case_ctx *ctx, hwloc_topology_t topo
 				  i, r[i].size >> 30, total >> 30, count, n, fair);
 		if (check_shares(s + first, count, r[i].size / r[i].page_size, why, sizeof(why)))
 			case_fail(ctx, "node %u: %s", i, why);
-		if (node)
-			hwloc_bitmap_list_asprintf(&cpus, node->cpuset);
-		case_log(ctx, "node %u: %" PRIu64 " GiB, %d threads bound to PUs %s", i,
-			 r[i].size >> 30, count, cpus ? cpus : "?");
-		free(cpus);
+		if (cpus)
+			hwloc_bitmap_list_asprintf(&list, node->cpuset);
+		case_log(ctx, "node %u: %" PRIu64 " GiB, %d threads %s %s", i, r[i].size >> 30,
+			 count, want < 0 ? "unbound (no CPU of the node allowed)" : "bound to PUs",
+			 list ? list : "");
+		free(list);
 	}
 }
 
@@ -309,6 +313,7 @@ static void check_numa_plan(struct case_ctx *ctx)
 	}
 	o = impl_opts(ctx);
 	o.requested = o.host_pus = hw->n_pus; /* a guest with a vCPU per PU of that machine */
+	o.topo = hw->topo; /* the planned machine's, also for the synthetic ones */
 	n_regions = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS;
 	for (unsigned int i = 0; i < n_regions; i++)
 		r[i] = (struct prealloc_region){NULL, (uint64_t)(i + 1) * GIB, 2 * MIB, (int)i};

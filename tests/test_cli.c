@@ -1,12 +1,14 @@
 /* test_cli.c - build/memgate as a user runs it: exit statuses, output, reports. */
 #include "tests/testutil.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <jansson.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/text.h"
+#include "util/util.h"
 
 /* Run `build/memgate ARGS`, stdout and stderr together; returns the exit status. */
 static int memgate(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -248,17 +251,15 @@ static void test_prealloc_checks(void **state)
 static void test_rcu_suite(void **state)
 {
 	const char *boot1 = "run -s rcu -k 'rcu.perf.boot[[]disks=1,*' -n 2 --warmup 0";
-	bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
 	glob_t g;
 
 	(void)state;
 	expect(0, "0 failed, 0 errors", "run -s rcu -k 'rcu.check.*'");
 	expect(2, "rcu.trim takes idle, every-batch, none", "run -s rcu --impl rcu.trim=sometimes");
-	/* Under ASan malloc is ASan's: the boot SKIPs saying so, as under jemalloc. */
+	/* Under ASan malloc is ASan's: the boot SKIPs saying so, as under jemalloc. Elsewhere it
+	 * runs, with KVM's guest or a modelled one. */
 	expect(0,
-	       test_under_asan() ? "malloc comes from"
-	       : kvm		 ? "PASS  rcu.perf.boot[disks=1,impl=idle]"
-				 : "SKIP  rcu.perf.boot[disks=1,impl=idle]",
+	       test_under_asan() ? "malloc comes from" : "PASS  rcu.perf.boot[disks=1,impl=idle]",
 	       boot1);
 	if (test_under_asan())
 		skip_because("under AddressSanitizer, whose runtime must be the first library: "
@@ -268,8 +269,7 @@ static void test_rcu_suite(void **state)
 	assert_int_equal(setenv("LD_PRELOAD", g.gl_pathv[0], 1), 0);
 	globfree(&g);
 	expect(0, "0 failed, 0 errors", "run -s rcu -k 'rcu.check.*'");
-	if (kvm)
-		expect(0, "libjemalloc.so.2, not the C library", boot1);
+	expect(0, "libjemalloc.so.2, not the C library", boot1);
 	unsetenv("LD_PRELOAD");
 }
 
@@ -711,17 +711,19 @@ static void test_lines_as_cases_end(void **state)
 	assert_int_equal(alive, 0);
 }
 
-/* --shard I/N partitions `memgate list`: every line in exactly one shard, gates included. */
-static void test_shards_partition(void **state)
+/*
+ * --shard I/N partitions `memgate list` of the host @where names ("" for this one): every line
+ * in exactly one shard, gates included.
+ */
+static void shards_partition(const char *where)
 {
 	char *all, *s1, *s2, *s3;
 	size_t lines = 0, found = 0, total;
 
-	(void)state;
-	assert_int_equal(memgate(&all, "list"), 0);
-	assert_int_equal(memgate(&s1, "list --shard 1/3"), 0);
-	assert_int_equal(memgate(&s2, "list --shard 2/3"), 0);
-	assert_int_equal(memgate(&s3, "list --shard 3/3"), 0);
+	assert_int_equal(memgate(&all, "list %s", where), 0);
+	assert_int_equal(memgate(&s1, "list --shard 1/3 %s", where), 0);
+	assert_int_equal(memgate(&s2, "list --shard 2/3 %s", where), 0);
+	assert_int_equal(memgate(&s3, "list --shard 3/3 %s", where), 0);
 	total = strlen(all);
 	for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
 		int in = (strstr(s1, line) != NULL) + (strstr(s2, line) != NULL) +
@@ -730,7 +732,7 @@ static void test_shards_partition(void **state)
 		lines++;
 		found += in == 1;
 		if (in != 1)
-			print_error("in %d shards: %s\n", in, line);
+			print_error("%s: in %d shards: %s\n", where, in, line);
 	}
 	assert_true(lines > 20);
 	assert_int_equal(found, lines);
@@ -739,7 +741,130 @@ static void test_shards_partition(void **state)
 	free(s1);
 	free(s2);
 	free(s3);
+}
+
+static void test_shards_partition(void **state)
+{
+	(void)state;
+	shards_partition("");
 	expect(2, "--shard expects I/N", "list --shard 0/2");
+}
+
+#define HOSTS_DIR "tests/hosts"
+
+/* The value after "fingerprint: " in `memgate hw` output @out, into @fp. */
+static void fingerprint_of(const char *out, char *fp, size_t len)
+{
+	const char *p = strstr(out, "\nfingerprint: ");
+
+	assert_non_null(p);
+	p += strlen("\nfingerprint: ");
+	snprintf(fp, len, "%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/*
+ * One recorded host: it loads, its fingerprint is one word and the same twice, its shards
+ * partition its list, and no check fails on what the host provides.
+ */
+static void check_record(const char *dir)
+{
+	char fp[256], again[400], *out;
+
+	assert_int_equal(memgate(&out, "hw --host %s", dir), 0);
+	fingerprint_of(out, fp, sizeof(fp));
+	free(out);
+	assert_int_equal(memgate(&out, "hw --host %s", dir), 0);
+	fingerprint_of(out, again, sizeof(again));
+	free(out);
+	assert_string_equal(fp, again);
+	for (const char *c = fp; *c; c++)
+		if (isspace((unsigned char)*c))
+			fail_msg("%s: a blank in the fingerprint \"%s\"", dir, fp);
+	snprintf(again, sizeof(again), "--host %s", dir);
+	shards_partition(again);
+	/* The suites whose checks read host facts; the cases that need this machine SKIP. */
+	if (memgate(&out, "run --checks -s hw -s prealloc -s kvm -s qemu --host %s", dir) != 0 ||
+	    strstr(out, "\nFAIL ") || strstr(out, "\nERROR "))
+		fail_msg("%s: a check failed on a recorded host:\n%s", dir, out);
+	free(out);
+}
+
+/* Every host in tests/hosts, and what a bad record gets. */
+static void test_host_records(void **state)
+{
+	DIR *d = opendir(HOSTS_DIR);
+	struct dirent *e;
+	char dir[] = "/tmp/memgate-record-XXXXXX", path[64], args[128], topo[PATH_MAX], *out;
+	FILE *f;
+	int n = 0;
+
+	(void)state;
+	if (!d)
+		skip_because(HOSTS_DIR " not found (run from the checkout)");
+	while ((e = readdir(d))) {
+		char rec[300], facts[320];
+
+		snprintf(rec, sizeof(rec), HOSTS_DIR "/%s", e->d_name);
+		snprintf(facts, sizeof(facts), "%s/host.json", rec);
+		if (e->d_name[0] == '.' || access(facts, R_OK))
+			continue;
+		check_record(rec);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 6);
+	/* CPUID under a hypervisor, and a cpuset, say something else: a WARN, the check passes. */
+	expect(0, "WARN: CPUID (libcpuid) says 1 cores a package",
+	       "run --checks -s hw --host " HOSTS_DIR "/amd-turin-vm-nokvm");
+	expect(0, "WARN: hwloc counts 1 PUs, sysfs lists 32 online CPUs",
+	       "run --checks -s hw --host " HOSTS_DIR "/container-1pu-of-32");
+	/* No 1 GiB pages there: no 1 GiB case or gate in its plan; where they are, both. */
+	assert_int_equal(memgate(&out, "list --host " HOSTS_DIR "/amd-turin-vm-nokvm"), 0);
+	if (strstr(out, "1g") || strstr(out, "1GiB"))
+		fail_msg("1 GiB cases or gates planned on a host without 1 GiB pages:\n%s", out);
+	free(out);
+	expect(0, "prealloc.gates.scaling[kind=hugetlb-1g]",
+	       "list --host " HOSTS_DIR "/amd-epyc-vm-kvm-1g");
+	/* Bad records: exit 2, naming the file and what was expected. */
+	expect(2, "host.json: No such file", "hw --host /nonexistent");
+	expect(2, "--topology and --host each name", "hw --host x --topology y");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/host.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\n  \"host\": {\n    \"cpus\": [1, 2]\n", f);
+	fclose(f);
+	snprintf(args, sizeof(args), "%s/topology.xml", dir);
+	assert_non_null(realpath(TOPO_DIR "/kvm-epyc-1n2c-hugepages.xml", topo));
+	assert_int_equal(symlink(topo, args), 0);
+	snprintf(args, sizeof(args), "hw --host %s", dir);
+	expect(2, "host.json:4: not memgate host facts", args);
+	unlink(path);
+	snprintf(args, sizeof(args), "%s/topology.xml", dir);
+	unlink(args);
+	rmdir(dir);
+}
+
+/* What `hw --record` writes of this host plans as this host does: the same list. */
+static void test_record_roundtrip(void **state)
+{
+	static const char *const files[] = {"topology.xml", "cpuid.raw", "host.json"};
+	char dir[] = "/tmp/memgate-record-XXXXXX", path[64], *here, *there;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "hw --record %s", dir);
+	expect(0, "recorded this host in", path);
+	assert_int_equal(memgate(&here, "list"), 0);
+	assert_int_equal(memgate(&there, "list --host %s", dir), 0);
+	assert_string_equal(here, there);
+	free(here);
+	free(there);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
 }
 
 /* Read the file @path whole (NULL when it cannot be read); free it. */
@@ -921,6 +1046,44 @@ static void test_kvm_suite(void **state)
 	expect(0, "guest.busy_accesses_per_s: median",
 	       "run -s kvm -k '*busy*' --quick -n 2 --warmup 0");
 }
+/* The boot's vCPU: modelled wherever it is asked for, KVM's only where /dev/kvm works. */
+static void test_boot_guest_paths(void **state)
+{
+	char dir[] = "/tmp/memgate-guest-XXXXXX", args[1024], path[64], *json, *out;
+	const char *boot = "run -s rcu -k 'rcu.perf.boot[[]disks=1,*' -n 2 --warmup 0";
+	bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
+	int st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.json", dir);
+	snprintf(args, sizeof(args), "%s --guest modelled --json %s", boot, path);
+	expect(0, "PASS  rcu.perf.boot[disks=1,", args);
+	json = text_read_file(path, 1 << 24);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"guest\": \"modelled\""));
+	assert_non_null(strstr(json, "\"guest.model_exit_ns\": \"2000\""));
+	free(json);
+	/* Asked for KVM: on a host without it the case says why it cannot. */
+	snprintf(args, sizeof(args), "%s --guest kvm --json %s", boot, path);
+	expect(0, kvm ? "PASS  rcu.perf.boot[disks=1," : "--guest kvm: /dev/kvm", args);
+	json = text_read_file(path, 1 << 24);
+	assert_non_null(json);
+	if (kvm)
+		assert_non_null(strstr(json, "\"guest\": \"kvm\""));
+	free(json);
+	/* By default: KVM's where it works, else modelled with a WARN saying so. */
+	st = memgate(&out, "%s --guest-exit-ns 500", boot);
+	assert_int_equal(st, 0);
+	if (!kvm)
+		assert_non_null(strstr(out, "WARN: /dev/kvm"));
+	free(out);
+	expect(2, "--guest expects auto, kvm or modelled", "run --guest tcg");
+	expect(2, "--guest-exit-ns expects a whole number", "run --guest-exit-ns 0");
+	unlink(path);
+	rmdir(dir);
+}
+
 #define POOL_2M "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
 
 /* The first child of @pid (/proc/PID/task/PID/children), 0 while it has none. */
@@ -1019,11 +1182,14 @@ int main(void)
 	    cmocka_unit_test(test_closed_stdout),
 	    cmocka_unit_test(test_lines_as_cases_end),
 	    cmocka_unit_test(test_shards_partition),
+	    cmocka_unit_test(test_host_records),
+	    cmocka_unit_test(test_record_roundtrip),
 	    cmocka_unit_test(test_html_report),
 	    cmocka_unit_test(test_merge_shards),
 	    cmocka_unit_test(test_long_cases),
 	    cmocka_unit_test(test_qemu_suite),
 	    cmocka_unit_test(test_kvm_suite),
+	    cmocka_unit_test(test_boot_guest_paths),
 	    cmocka_unit_test(test_killed_run_restores),
 	};
 

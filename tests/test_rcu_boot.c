@@ -145,9 +145,13 @@ static void test_guest_missing_kvm(void **state)
 
 /* A small boot per policy: the model's counts, a reader that never saw a freed map, and
  * each policy's trims. */
-static void boot_policy(enum rcu_trim trim, bool guest)
+static void boot_policy(enum rcu_trim trim, bool guest, uint64_t modelled_exit_ns)
 {
-	struct rcu_boot_params p = {.disks = 6, .trim = trim, .seed = 3, .guest = guest};
+	struct rcu_boot_params p = {.disks = 6,
+				    .trim = trim,
+				    .seed = 3,
+				    .guest = guest,
+				    .modelled_exit_ns = modelled_exit_ns};
 	struct rcu_boot_result r;
 	struct mg_err err;
 
@@ -155,6 +159,9 @@ static void boot_policy(enum rcu_trim trim, bool guest)
 	assert_int_equal(r.commits, RCU_BOOT_COMMITS_PER_DISK * p.disks);
 	assert_int_equal(r.accesses, RCU_BOOT_ACCESSES_PER_DISK * p.disks);
 	assert_int_equal(r.guest_exits, guest ? r.accesses : 0);
+	/* A modelled exit takes at least its time; a real one was timed (it took some). */
+	if (guest)
+		assert_true(r.guest_exit_ns >= (double)modelled_exit_ns && r.guest_exit_ns > 0);
 	assert_int_equal(r.reader_bad, 0);
 	assert_true(r.rcu.batches >= 1);
 	assert_true(r.heap_boot_kib > 0 && r.rss_idle_kib >= r.heap_idle_kib);
@@ -177,7 +184,7 @@ static void test_boot_policies(void **state)
 {
 	(void)state;
 	for (int t = RCU_TRIM_NONE; t <= RCU_TRIM_IDLE; t++)
-		boot_policy((enum rcu_trim)t, false);
+		boot_policy((enum rcu_trim)t, false, 0);
 }
 
 static void test_boot_in_guest(void **state)
@@ -185,7 +192,31 @@ static void test_boot_in_guest(void **state)
 	(void)state;
 	if (!have_kvm())
 		skip_because("/dev/kvm: %s", strerror(errno));
-	boot_policy(RCU_TRIM_IDLE, true);
+	boot_policy(RCU_TRIM_IDLE, true, 0);
+}
+
+/* Without KVM: every access is a modelled exit, counted and timed as a real one is. */
+static void test_boot_modelled_guest(void **state)
+{
+	(void)state;
+	for (int t = RCU_TRIM_NONE; t <= RCU_TRIM_IDLE; t++)
+		boot_policy((enum rcu_trim)t, true, GUEST_MODEL_EXIT_NS);
+}
+
+/* A modelled guest opens anywhere and closes without touching a descriptor. */
+static void test_guest_modelled(void **state)
+{
+	struct guest g;
+	struct mg_err err;
+
+	(void)state;
+	guest_open_modelled(&g, 1000);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(guest_exit(&g, &err), 0);
+	assert_int_equal(g.exits, 10);
+	assert_true(g.exit_ns_total >= 10 * 1000);
+	guest_close(&g);
+	assert_int_equal(g.kvm, -1);
 }
 
 int main(void)
@@ -197,6 +228,8 @@ int main(void)
 	    cmocka_unit_test(test_guest_missing_kvm),
 	    cmocka_unit_test(test_boot_policies),
 	    cmocka_unit_test(test_boot_in_guest),
+	    cmocka_unit_test(test_boot_modelled_guest),
+	    cmocka_unit_test(test_guest_modelled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
