@@ -417,6 +417,7 @@ enum {
 	M_MEMSET_MS,
 	M_MLOCK_MS,
 	M_MAP_POPULATE_MS,
+	M_REF_MS,
 	M_STARTUP_METRICS,
 };
 
@@ -441,11 +442,12 @@ static const struct metric_def startup_metrics[M_STARTUP_METRICS] = {
     [M_MEMSET_MS] = {"memset.ms", "ms", LOWER_IS_BETTER},
     [M_MLOCK_MS] = {"mlock.ms", "ms", LOWER_IS_BETTER},
     [M_MAP_POPULATE_MS] = {"map_populate.ms", "ms", LOWER_IS_BETTER},
+    [M_REF_MS] = {"ref.ms", "ms", LOWER_IS_BETTER},
 };
 
 /* Runs that are not a method at a thread count: the implementation under test, and the two
  * single-threaded alternatives of seed 000 (mlock; MAP_POPULATE, which ignores failures). */
-enum { R_IMPL = -1, R_MLOCK = -2, R_MAP_POPULATE = -3 };
+enum { R_IMPL = -1, R_MLOCK = -2, R_MAP_POPULATE = -3, R_REF = -4 };
 
 struct run_spec {
 	int method; /* P_TOUCH, P_POPULATE, or one of the R_ below */
@@ -453,8 +455,13 @@ struct run_spec {
 	unsigned int metric;
 };
 
-/* The runs of one sample: both methods at 1, 2, 4 ... threads below the PUs and at all. */
-static unsigned int run_list(unsigned int pus, struct run_spec *runs)
+/*
+ * The runs of one sample: both methods at 1, 2, 4 ... threads below the PUs and at all; then
+ * the reference at the thread count QEMU's rule gives a guest of the case's size with a vCPU
+ * per PU (@ref_threads), in the method under test. The implementation is gated against it:
+ * against the host's own scaling, which a VM's memory bandwidth may cap well under the PUs.
+ */
+static unsigned int run_list(unsigned int pus, unsigned int ref_threads, struct run_spec *runs)
 {
 	unsigned int n = 0;
 
@@ -465,6 +472,7 @@ static unsigned int run_list(unsigned int pus, struct run_spec *runs)
 	}
 	runs[n++] = (struct run_spec){R_MLOCK, 1, M_MLOCK_MS};
 	runs[n++] = (struct run_spec){R_MAP_POPULATE, 1, M_MAP_POPULATE_MS};
+	runs[n++] = (struct run_spec){R_REF, ref_threads, M_REF_MS};
 	/* The implementation under test comes last: perf_startup() reads its time there. */
 	runs[n++] = (struct run_spec){R_IMPL, 0, M_IMPL_MS};
 	return n;
@@ -538,10 +546,10 @@ struct startup_case {
 	int kind;
 	size_t size;
 	struct prealloc_opts impl;
-	struct run_spec runs[2 * P_POINTS + 3];
+	struct run_spec runs[2 * P_POINTS + 4];
 	unsigned int n;
 	bool mlock_ok; /* false once mlock failed (no rlimit for it): not run again */
-	double ms[2 * P_POINTS + 3];
+	double ms[2 * P_POINTS + 4];
 	double base; /* this round's single-threaded run of the method under test */
 };
 
@@ -561,7 +569,10 @@ static int startup_sample(void *arg, unsigned int q, unsigned int round, bool me
 	int ret;
 
 	(void)round;
-	if (rs->method >= 0) {
+	if (rs->method == R_REF) {
+		po.requested = rs->threads; /* the method under test: sc->impl's */
+		po.cap = PREALLOC_MAX_THREADS;
+	} else if (rs->method >= 0) {
 		po.method = rs->method == P_TOUCH ? PREALLOC_TOUCH : PREALLOC_POPULATE;
 		po.requested = rs->threads;
 		po.cap = PREALLOC_MAX_THREADS;
@@ -621,7 +632,10 @@ static void perf_startup(struct case_ctx *ctx)
 	if (sc.kind < 0)
 		return;
 	sc.size = startup_size(hw, o, sc.kind);
-	sc.n = arms.n = run_list(hw->n_pus, sc.runs);
+	sc.n = arms.n = run_list(
+	    hw->n_pus,
+	    prealloc_threads(sc.size, kinds[sc.kind].page, hw->n_pus, hw->n_pus, PREALLOC_CAP_QEMU),
+	    sc.runs);
 	if (kinds[sc.kind].hugetlb && pool_short(ctx, sc.kind, sc.size / kinds[sc.kind].page))
 		return;
 	for (unsigned int m = 0; m < M_STARTUP_METRICS; m++)
@@ -688,9 +702,9 @@ static void summary_case(FILE *f, const struct case_result *r)
 		limit = size_gib / (memset_m->sum.median / 1e3);
 	fprintf(f, "%s, %.2f GiB (memset over faulted memory: %.1f GiB/s)\n", r->inst->name,
 		size_gib, limit);
-	static const unsigned int extra[] = {M_MLOCK_MS, M_MAP_POPULATE_MS};
+	static const unsigned int extra[] = {M_MLOCK_MS, M_MAP_POPULATE_MS, M_REF_MS};
 
-	for (unsigned int i = 0; i <= M_IMPL_MS + 2; i++) {
+	for (unsigned int i = 0; i <= M_IMPL_MS + ARRAY_SIZE(extra); i++) {
 		unsigned int m = i <= M_IMPL_MS ? i : extra[i - M_IMPL_MS - 1];
 		const struct metric_result *mr = metric(r, m);
 		double gibs;
@@ -700,7 +714,9 @@ static void summary_case(FILE *f, const struct case_result *r)
 		gibs = size_gib / (mr->sum.median / 1e3);
 		fprintf(f, "  %-20s %9.1f ms %7.2f GiB/s %5.1f%% of memset%s\n", mr->def->name,
 			mr->sum.median, gibs, limit > 0 ? 100 * gibs / limit : 0,
-			m == M_IMPL_MS ? " (the implementation under test)" : "");
+			m == M_IMPL_MS	? " (the implementation under test)"
+			: m == M_REF_MS ? " (the reference at QEMU's thread count)"
+					: "");
 	}
 	if (metric(r, M_IMPL_THREADS) && metric(r, M_IMPL_EFFICIENCY))
 		fprintf(f,
