@@ -1055,6 +1055,8 @@ static void test_boot_guest_paths(void **state)
 	int st;
 
 	(void)state;
+	if (test_under_asan())
+		skip_because("under AddressSanitizer malloc is ASan's: the boot SKIPs (test_rcu_suite)");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/r.json", dir);
 	snprintf(args, sizeof(args), "%s --guest modelled --json %s", boot, path);
