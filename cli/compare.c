@@ -128,6 +128,27 @@ static int ab_setup(struct cli *c, const struct hw_info *hw, struct ab_side *bas
 	return 0;
 }
 
+/*
+ * An A/B that compared no perf case says so and never passes: 2 when the selection holds no
+ * perf case on either side (a typo in -k, say), 1 when the sides share none that ran.
+ */
+static int ab_nothing_compared(const struct ab_outcome *out, int ret)
+{
+	if (out->cases_compared || out->interrupted)
+		return ret;
+	if (!out->perf_listed[0] && !out->perf_listed[1]) {
+		fprintf(stderr,
+			"memgate: ab: no perf case matches the selection (see `memgate list`): "
+			"nothing to compare\n");
+		return EXIT_USAGE;
+	}
+	fprintf(stderr,
+		"memgate: ab: nothing compared: base lists %zu perf cases, head %zu, and no case "
+		"was measured on both sides\n",
+		out->perf_listed[0], out->perf_listed[1]);
+	return ret > EXIT_FAILED ? ret : EXIT_FAILED;
+}
+
 int cli_cmd_ab(int argc, char **argv)
 {
 	struct cli c;
@@ -174,7 +195,11 @@ int cli_cmd_ab(int argc, char **argv)
 	if (ret && ret != -EINTR) {
 		fprintf(stderr, "memgate: ab: %s\n", err.msg);
 		ab_outcome_release(&out);
-		ret = err.code == EPROTO || err.code == EINVAL ? EXIT_USAGE : EXIT_HARNESS;
+		/* A side that crashed or failed is a failed comparison; one refusing its
+		 * options, or not a memgate, is bad usage. */
+		ret = err.code == EPROTO || err.code == EINVAL ? EXIT_USAGE
+		      : err.code == ECHILD		       ? EXIT_FAILED
+							       : EXIT_HARNESS;
 		goto out_dir;
 	}
 	all = malloc((out.n_extra + out.verdicts.n + 1) * sizeof(*all));
@@ -189,6 +214,7 @@ int cli_cmd_ab(int argc, char **argv)
 			"more for flagged metrics, %u samples a round) in %.0f s\n",
 			out.cases_compared, out.verdicts.n, o.rounds, o.confirm_rounds, o.samples,
 			(double)(util_now_ns() - t0) / 1e9);
+		ret = ab_nothing_compared(&out, ret);
 		if (out.interrupted) {
 			fprintf(stderr,
 				"memgate: interrupted by signal %d; the report holds the "
@@ -260,6 +286,16 @@ int cli_cmd_compare(int argc, char **argv)
 	if (!ret && !(ret = cli_load_hw(&hw, NULL, NULL))) {
 		ret = report_comparison(&c, &hw, res.results, res.n, t0);
 		hw_release(&hw);
+	}
+	/* No metric of head met one of the base runs': a comparison of nothing never passes. */
+	if (!ret && !nj) {
+		fprintf(
+		    stderr,
+		    "memgate: compare: nothing compared: no perf case that passed in %s has a "
+		    "metric that passed in the base runs (case names, outcomes and host classes "
+		    "decide what is compared)\n",
+		    c.args[c.n_args - 1]);
+		ret = EXIT_FAILED;
 	}
 	compare_results_release(&res);
 	for (int i = 0; i < c.n_args; i++)

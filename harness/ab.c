@@ -204,8 +204,14 @@ static int list_side(struct ab_side *s, const struct ab_opts *o, struct listed *
 		return ret;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		last_line(path, line, sizeof(line));
-		return mg_err_set(err, EINVAL, "--%s %s: `list` failed (exit %d): %s", s->role,
-				  s->spec, WIFEXITED(status) ? WEXITSTATUS(status) : -1, line);
+		/* Exit 2 is the side refusing its options; anything else is the side failing. */
+		if (WIFSIGNALED(status))
+			return mg_err_set(
+			    err, ECHILD, "--%s %s: `list` was killed by signal %d (%s): %s",
+			    s->role, s->spec, WTERMSIG(status), strsignal(WTERMSIG(status)), line);
+		return mg_err_set(err, WEXITSTATUS(status) == 2 ? EINVAL : ECHILD,
+				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
+				  WEXITSTATUS(status), line);
 	}
 	l->root = json_load_file(path, 0, &jerr);
 	if (!json_is_array(l->root)) {
@@ -476,8 +482,19 @@ static void extra_add(struct ab_outcome *out, const char *suite, const char *gro
 }
 
 /* Head's checks, run once, as results of their own suites. */
-static int head_checks(struct ab_side *head, const struct ab_opts *o, struct hist_run *checks,
-		       struct mg_err *err)
+/* How many cases of @l are of @kind ("check", "perf"). */
+static size_t listed_kind(const struct listed *l, const char *kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += !strcmp(str_or_empty(json_object_get(json_array_get(l->root, i), "kind")),
+			     kind);
+	return n;
+}
+
+static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct listed *lh,
+		       struct hist_run *checks, struct mg_err *err)
 {
 	char path[600], log[600], line[256];
 	const char *extra[] = {"--checks", "--no-gates", "--json", path};
@@ -486,6 +503,9 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, struct his
 	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
 	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
 	memset(checks, 0, sizeof(*checks));
+	/* Head lists no check in the selection: none to run (its exit 2 would say the same). */
+	if (!listed_kind(lh, "check"))
+		return 0;
 	ret = spawn(head, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
 		    o->timeout_s * 4, &status, err);
 	/* Head dying on its checks is a result of head (an ERROR), not the harness failing. */
@@ -501,9 +521,13 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, struct his
 				  head->spec, WIFEXITED(status) ? "exit" : "signal",
 				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
 	}
-	/* Exit 2: no check matched the selection; nothing to report. */
-	if (WEXITSTATUS(status) == 2)
-		return 0;
+	/* Head listed checks: an exit 2 is head refusing what it was asked, not "none matched". */
+	if (WEXITSTATUS(status) == 2) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED,
+				  "head (%s) refused to run its checks (exit 2): %s", head->spec,
+				  line);
+	}
 	if (hist_load(checks, path, err))
 		return -ECANCELED;
 	return 0;
@@ -642,7 +666,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 	if (!ret)
 		ret = list_side(head, o, &lh, err);
 	if (!ret)
-		ret = head_checks(head, o, &checks, err);
+		ret = head_checks(head, o, &lh, &checks, err);
 	if ((!ret || ret == -ECANCELED) && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases + 1))
 		ret = mg_err_set(err, ENOMEM, "out of memory");
 	if (ret == -ECANCELED) {
@@ -659,6 +683,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 							: OUTCOME_ERROR,
 			  c->message, c->time_s);
 	}
+	out->perf_listed[0] = listed_kind(&lb, "perf");
+	out->perf_listed[1] = listed_kind(&lh, "perf");
 	if (!ret) {
 		one_sided(&lh, &lb, "added in head: base does not have this case", out);
 		one_sided(&lb, &lh, "removed in head: head does not have this case", out);

@@ -48,6 +48,7 @@ struct ab_outcome {
 	struct suite_def *extra_suites;
 	size_t n_extra;
 	unsigned int cases_compared;
+	size_t perf_listed[2]; /* perf cases base and head listed for the selection */
 	int interrupted;       /* the signal that stopped it, 0 when none */
 	json_t *keep_lists[2]; /* the sides' lists and head's checks: the names above */
 	struct hist_run keep_checks;

@@ -69,6 +69,16 @@ static void test_name(struct judged *x)
 }
 
 /* Judge one metric of head against the same metric of every base run that has it. */
+/* The metric @name of base run @r's case like @full_name, when that case passed: a case that
+ * failed or broke there measured something else, or nothing, and is no baseline. */
+static const struct hist_metric *base_metric(const struct hist_run *r, const char *full_name,
+					     const char *name)
+{
+	const struct hist_case *c = hist_case(r, full_name);
+
+	return c && !strcmp(c->outcome, "PASS") ? hist_metric(c, name) : NULL;
+}
+
 static int judge_runs(const struct hist_run *base, size_t n_base, const struct hist_case *hc,
 		      const struct hist_metric *hm, const struct rules *rules, uint64_t seed,
 		      struct judged *x)
@@ -78,8 +88,7 @@ static int judge_runs(const struct hist_run *base, size_t n_base, const struct h
 	struct metric_def def = {.name = hm->name, .unit = hm->unit, .better = hm->better};
 
 	for (size_t r = 0; r < n_base; r++) {
-		const struct hist_metric *bm =
-		    hist_metric(hist_case(&base[r], hc->full_name), hm->name);
+		const struct hist_metric *bm = base_metric(&base[r], hc->full_name, hm->name);
 
 		total += bm ? bm->n : 0;
 	}
@@ -91,8 +100,7 @@ static int judge_runs(const struct hist_run *base, size_t n_base, const struct h
 	}
 	total = 0;
 	for (size_t r = 0; r < n_base; r++) {
-		const struct hist_metric *bm =
-		    hist_metric(hist_case(&base[r], hc->full_name), hm->name);
+		const struct hist_metric *bm = base_metric(&base[r], hc->full_name, hm->name);
 
 		if (!bm || !bm->n)
 			continue;
@@ -168,12 +176,19 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 {
 	const struct verdict_figures *f = &x->f;
 	const char *what;
+	char undefined[200];
 	enum case_outcome o = OUTCOME_PASS;
 	char msg[1400];
 
 	if (!x->tol.gate) {
 		o = OUTCOME_SKIP;
 		what = "reported, not gated";
+	} else if (x->f.undefined[0]) {
+		/* Nothing was compared: never a pass. */
+		o = OUTCOME_FAIL;
+		snprintf(undefined, sizeof(undefined), "INCONCLUSIVE (no ratio to judge: %s)",
+			 x->f.undefined);
+		what = undefined;
 	} else if (x->rejected) {
 		o = OUTCOME_FAIL;
 		what = "REGRESSION";

@@ -34,6 +34,14 @@ static int paired_ratio(const double *a, const double *b, size_t n, uint64_t see
 	return ret;
 }
 
+static bool all_finite(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
 enum gate_verdict gate_judge(enum gate_kind kind, double threshold, bool paired, const double *a,
 			     size_t na, const double *b, size_t nb, uint64_t seed,
 			     struct gate_figures *f)
@@ -41,6 +49,12 @@ enum gate_verdict gate_judge(enum gate_kind kind, double threshold, bool paired,
 	struct stats_mwu mwu = {.p = 1};
 
 	memset(f, 0, sizeof(*f));
+	if (!all_finite(a, na) || !all_finite(b, nb)) {
+		f->ratio = f->lo = f->hi = NAN;
+		f->p = 1;
+		f->undefined = true;
+		return GATE_INCONCLUSIVE;
+	}
 	f->median_a = stats_median(a, na);
 	f->median_b = stats_median(b, nb);
 	f->ratio = f->median_a / f->median_b;
@@ -58,6 +72,12 @@ enum gate_verdict gate_judge(enum gate_kind kind, double threshold, bool paired,
 	}
 	if (!stats_mann_whitney(a, na, b, nb, &mwu))
 		f->p = mwu.p;
+	/* A zero divisor or a figure that is not finite leaves no ratio: never a pass (a NaN is
+	 * over no threshold). */
+	if (!isfinite(f->ratio) || !isfinite(f->lo) || !isfinite(f->hi)) {
+		f->undefined = true;
+		return GATE_INCONCLUSIVE;
+	}
 	switch (kind) {
 	case GATE_RATIO_AT_MOST:
 		if (f->hi <= threshold)
@@ -151,6 +171,15 @@ static void involve(struct gate_results *out, size_t index)
 	out->involved[out->n_involved++] = index;
 }
 
+/* The words before an INCONCLUSIVE verdict's figures: why it could not be told. */
+static const char *inconclusive(enum gate_verdict v, const struct gate_figures *f)
+{
+	if (v != GATE_INCONCLUSIVE)
+		return "";
+	return f->undefined ? "INCONCLUSIVE (no ratio: a median or a sample is zero or not finite) "
+			    : "INCONCLUSIVE (too noisy to tell; rerun with more -n) ";
+}
+
 static enum gate_verdict judge(const struct gate_def *g, const struct case_result *ca,
 			       const struct case_result *cb, const struct run_opts *opts,
 			       struct case_result *r)
@@ -170,24 +199,20 @@ static enum gate_verdict judge(const struct gate_def *g, const struct case_resul
 	case_result_add_figure(r, "p_value", f.p);
 	case_result_add_figure(r, "threshold", g->threshold);
 	if (g->kind == GATE_AT_LEAST)
-		snprintf(
-		    msg, sizeof(msg),
-		    "%s%s of %s = %.4g (95%% CI %.4g..%.4g over %zu samples); threshold: at "
-		    "least %.4g; %s",
-		    v == GATE_INCONCLUSIVE ? "INCONCLUSIVE (too noisy to tell; rerun with more -n) "
-					   : "",
-		    g->a.metric, ca->inst->name, f.ratio, f.lo, f.hi, ma->n, g->threshold, g->why);
+		snprintf(msg, sizeof(msg),
+			 "%s%s of %s = %.4g (95%% CI %.4g..%.4g over %zu samples); threshold: at "
+			 "least %.4g; %s",
+			 inconclusive(v, &f), g->a.metric, ca->inst->name, f.ratio, f.lo, f.hi,
+			 ma->n, g->threshold, g->why);
 	else
 		snprintf(
 		    msg, sizeof(msg),
 		    "%s%s of %s / %s of %s = %.4g (95%% CI %.4g..%.4g%s; medians %.6g vs %.6g %s "
 		    "over %zu and %zu samples; Mann-Whitney p = %.2g); threshold: ratio %s %.4g; "
 		    "%s",
-		    v == GATE_INCONCLUSIVE ? "INCONCLUSIVE (too noisy to tell; rerun with more -n) "
-					   : "",
-		    g->a.metric, ca->inst->name, g->b.metric, cb->inst->name, f.ratio, f.lo, f.hi,
-		    g->paired ? ", paired" : "", f.median_a, f.median_b, ma->def->unit, ma->n,
-		    mb->n, f.p,
+		    inconclusive(v, &f), g->a.metric, ca->inst->name, g->b.metric, cb->inst->name,
+		    f.ratio, f.lo, f.hi, g->paired ? ", paired" : "", f.median_a, f.median_b,
+		    ma->def->unit, ma->n, mb->n, f.p,
 		    g->kind == GATE_RATIO_AT_MOST ? "at most"
 		    : g->kind == GATE_NOT_SLOWER  ? "at most (when significant)"
 						  : "under 1, significantly, i.e.",

@@ -80,6 +80,7 @@ struct gate_figures {
 	double median_a, median_b;
 	double ratio, lo, hi; /* median(a) / median(b) and its bootstrap 95% interval */
 	double p;	      /* two-sided Mann-Whitney p-value of a against b */
+	bool undefined;	      /* no ratio: a zero divisor or a figure that is not finite */
 };
 
 /**

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* A string member, "" when absent or not a string. */
 static const char *str_of(const json_t *o, const char *key)
@@ -164,6 +166,22 @@ const struct hist_metric *hist_metric(const struct hist_case *c, const char *nam
 	return NULL;
 }
 
+/* A day of clock skew between agents; a run dated later than that would stay newest for ever. */
+#define FUTURE_SKEW_S 86400
+
+/*
+ * Is @stamp ("YYYY-MM-DDTHH:MM:SS", UTC) a time a run could have been made at: well formed,
+ * and not after now (with a day's skew)? The newest runs are the baselines: a date from the
+ * future would keep its run among them whatever comes after.
+ */
+static bool plausible_time(const char *stamp)
+{
+	struct tm tm = {0};
+	const char *end = strptime(stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+
+	return end && !*end && timegm(&tm) <= time(NULL) + FUTURE_SKEW_S;
+}
+
 /* Append the run in @path to @runs when it is of @host_hash. */
 static int consider(const char *path, const char *host_hash, struct hist_run **runs, size_t *n,
 		    size_t *cap)
@@ -176,6 +194,15 @@ static int consider(const char *path, const char *host_hash, struct hist_run **r
 		return 0;
 	}
 	if (strcmp(r.host_hash, host_hash)) {
+		hist_release(&r);
+		return 0;
+	}
+	if (!plausible_time(r.timestamp)) {
+		fprintf(stderr,
+			"memgate: warning: skipping %s: its timestamp \"%s\" is not a time it "
+			"could have "
+			"been made at (YYYY-MM-DDTHH:MM:SS, UTC, not in the future)\n",
+			path, r.timestamp);
 		hist_release(&r);
 		return 0;
 	}

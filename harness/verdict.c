@@ -2,6 +2,8 @@
 #include "harness/verdict.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,24 @@ const char *verdict_name(enum verdict v)
 static double worse_of(double base, double head, enum metric_better better)
 {
 	return better == LOWER_IS_BETTER ? head / base : base / head;
+}
+
+/*
+ * Does base against head give a ratio? Both zero is equal (a count of nothing on both sides);
+ * one zero, or a figure that is not finite, has none: say why in @why. Returns true when it does.
+ */
+static bool has_ratio(double base, double head, char *why, size_t len)
+{
+	if (!isfinite(base) || !isfinite(head))
+		snprintf(why, len, "%s is not a finite number", isfinite(base) ? "head" : "base");
+	else if ((base == 0) != (head == 0))
+		snprintf(why, len, "%s is 0 and %s is not", base == 0 ? "base" : "head",
+			 base == 0 ? "head" : "base");
+	else if (base < 0 || head < 0)
+		snprintf(why, len, "%s is negative", base < 0 ? "base" : "head");
+	else
+		return true;
+	return false;
 }
 
 /* The verdict the figures earn against 1 + @tolerance. */
@@ -61,11 +81,17 @@ enum verdict verdict_paired(const double *base, const double *head, size_t n,
 	f->base_median = stats_median(base, n);
 	f->head_median = stats_median(head, n);
 	for (size_t i = 0; i < n; i++) {
-		double w = worse_of(base[i], head[i], better);
+		char why[64];
+		/* Both zero: the same (1). */
+		double w = base[i] == 0 && head[i] == 0 ? 1 : worse_of(base[i], head[i], better);
 
-		/* A zero or non-finite figure has no ratio: that round says nothing. */
-		if (!isfinite(w) || w <= 0)
-			continue;
+		/* A round without a ratio is no evidence of a pass: the verdict cannot be made. */
+		if (!has_ratio(base[i], head[i], why, sizeof(why))) {
+			snprintf(f->undefined, sizeof(f->undefined), "round %zu of %zu: %s", i + 1,
+				 n, why);
+			k = 0;
+			goto out;
+		}
 		r[k] = w;
 		d[k++] = log(w) - log1p(tolerance);
 	}
@@ -81,6 +107,8 @@ enum verdict verdict_paired(const double *base, const double *head, size_t n,
 out:
 	free(r);
 	free(d);
+	if (f->undefined[0])
+		return VERDICT_INCONCLUSIVE;
 	return k ? classify(f, tolerance) : VERDICT_PASS;
 }
 
@@ -124,13 +152,18 @@ enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_ru
 		goto out;
 	f->base_median = stats_median(base, n_base);
 	f->head_median = stats_median(head, n_head);
-	f->worse = worse_of(f->base_median, f->head_median, better);
+	if (!has_ratio(f->base_median, f->head_median, f->undefined, sizeof(f->undefined)))
+		goto out;
+	f->worse = f->base_median == 0 ? 1 : worse_of(f->base_median, f->head_median, better);
 	stats_rng_seed(&rng, seed);
 	for (size_t b = 0; b < VERDICT_RESAMPLES; b++) {
 		resample_runs(base, run_len, off, n_runs, &rng, rb, &nb);
 		for (size_t i = 0; i < n_head; i++)
 			rh[i] = head[stats_rng_below(&rng, n_head)];
-		ws[b] = worse_of(stats_median(rb, nb), stats_median(rh, n_head), better);
+		double mb = stats_median(rb, nb), mh = stats_median(rh, n_head);
+
+		/* A resample of zeros on both sides is as equal as the medians were. */
+		ws[b] = mb == 0 && mh == 0 ? 1 : worse_of(mb, mh, better);
 		at_or_under += ws[b] <= 1 + tolerance;
 	}
 	qsort(ws, VERDICT_RESAMPLES, sizeof(*ws), util_cmp_double);
@@ -144,5 +177,7 @@ out:
 	free(rb);
 	free(rh);
 	free(ws);
-	return n_base && n_head && isfinite(f->worse) ? classify(f, tolerance) : VERDICT_PASS;
+	if (f->undefined[0])
+		return VERDICT_INCONCLUSIVE;
+	return n_base && n_head ? classify(f, tolerance) : VERDICT_PASS;
 }

@@ -28,6 +28,9 @@ struct verdict_figures {
 	double p;			  /* one-sided p of "worse <= 1 + tolerance" */
 	double p_mw;	       /* two-sided Mann-Whitney p of head against base, for the reader */
 	size_t n_base, n_head; /* rounds when paired; samples otherwise */
+	/* Why there is no ratio to judge (a side is zero or not finite), or "" when there is: the
+	 * verdict is then INCONCLUSIVE, never a PASS of nothing compared. */
+	char undefined[128];
 };
 
 /**

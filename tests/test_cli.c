@@ -339,6 +339,15 @@ static void test_ab_sides(void **state)
 		 "memslots -k '*growth*' --quick",
 		 test_build_dir());
 	expect(1, "failed on memslots.update.growth[impl=shift] (signal 11)", args);
+	/* One that dies listing its cases: head failed (1), naming the signal, not bad usage. */
+	f = fopen("/tmp/memgate-crash-head.sh", "w");
+	assert_non_null(f);
+	fprintf(
+	    f,
+	    "#!/bin/sh\ncase \"$1\" in list) kill -SEGV $$ ;; *) exec %s/memgate \"$@\" ;; esac\n",
+	    test_build_dir());
+	fclose(f);
+	expect(1, "`list` was killed by signal 11", args);
 	unlink("/tmp/memgate-crash-head.sh");
 }
 
@@ -408,6 +417,81 @@ static void test_history_cli(void **state)
 	snprintf(args, sizeof(args), "run -s memslots -k '*regression*' --baseline %s/nothing",
 		 dir);
 	expect(0, "no run of this host class", args);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Copy results @from to @to with every case's string @field set to @value (@prefix: put before). */
+static void set_cases(const char *from, const char *to, const char *field, const char *value,
+		      bool prefix)
+{
+	json_t *root = json_load_file(from, 0, NULL), *cases = json_object_get(root, "cases");
+
+	assert_non_null(root);
+	for (size_t i = 0; i < json_array_size(cases); i++) {
+		json_t *c = json_array_get(cases, i);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%s%s", value,
+			 prefix ? json_string_value(json_object_get(c, field)) : "");
+		json_object_set_new(c, field, json_string(buf));
+	}
+	assert_int_equal(json_dump_file(root, to, 0), 0);
+	json_decref(root);
+}
+
+/*
+ * A comparison of nothing is never a pass: a zero side, no shared case, a head whose cases
+ * broke, base cases that failed, a history from the future, a selection that matches nothing.
+ */
+static void test_nothing_compared(void **state)
+{
+	char dir[] = "/tmp/memgate-nothing-XXXXXX", args[1024], a[64], b[64], hist[64];
+	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4";
+	char cmd[1024];
+	json_t *future;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a.json", dir);
+	snprintf(b, sizeof(b), "%s/b.json", dir);
+	snprintf(hist, sizeof(hist), "%s/hist", dir);
+	snprintf(args, sizeof(args), "run %s --json %s", sel, a);
+	expect(0, NULL, args);
+	/* Base measured 0 cycles: no ratio, so no pass. */
+	scale_samples(a, b, 0.0);
+	snprintf(args, sizeof(args), "compare %s %s", b, a);
+	expect(1, "INCONCLUSIVE (no ratio to judge: base is 0 and head is not)", args);
+	/* No case of head in the base. */
+	set_cases(a, b, "name", "renamed_", true);
+	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	expect(1, "nothing compared", args);
+	/* Head's cases broke; then the base's failed: neither is compared. */
+	set_cases(a, b, "outcome", "ERROR", false);
+	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	expect(1, "nothing compared", args);
+	set_cases(a, b, "outcome", "FAIL", false);
+	snprintf(args, sizeof(args), "compare %s %s", b, a);
+	expect(1, "nothing compared", args);
+	/* A run dated in the future never becomes a baseline. */
+	future = json_load_file(a, 0, NULL);
+	assert_non_null(future);
+	json_object_set_new(future, "timestamp", json_string("2999-01-01T00:00:00"));
+	assert_int_equal(json_dump_file(future, b, 0), 0);
+	json_decref(future);
+	snprintf(args, sizeof(args), "baseline add %s %s", b, hist);
+	expect(0, "filed", args);
+	snprintf(args, sizeof(args), "run %s --baseline %s", sel, hist);
+	expect(0, "is not a time it could have been made at", args);
+	/* ab: a selection with no perf case is bad usage; a head with none compares nothing. */
+	snprintf(args, sizeof(args), "ab --base %s/memgate --head %s/memgate -k 'typo.*' --quick",
+		 test_build_dir(), test_build_dir());
+	expect(2, "no perf case matches the selection", args);
+	snprintf(args, sizeof(args),
+		 "ab --base %s/memgate --head '%s/memgate --case nothing' -s memslots -k "
+		 "'*growth*' --quick",
+		 test_build_dir(), test_build_dir());
+	expect(1, "nothing compared: base lists 1 perf cases, head 0", args);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 }
@@ -1056,7 +1140,8 @@ static void test_boot_guest_paths(void **state)
 
 	(void)state;
 	if (test_under_asan())
-		skip_because("under AddressSanitizer malloc is ASan's: the boot SKIPs (test_rcu_suite)");
+		skip_because(
+		    "under AddressSanitizer malloc is ASan's: the boot SKIPs (test_rcu_suite)");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/r.json", dir);
 	snprintf(args, sizeof(args), "%s --guest modelled --json %s", boot, path);
@@ -1176,6 +1261,7 @@ int main(void)
 	    cmocka_unit_test(test_rules_cli),
 	    cmocka_unit_test(test_ab_sides),
 	    cmocka_unit_test(test_history_cli),
+	    cmocka_unit_test(test_nothing_compared),
 	    cmocka_unit_test(test_report_files),
 	    cmocka_unit_test(test_csv_for_plot),
 	    cmocka_unit_test(test_no_false_pass),

@@ -8,6 +8,7 @@
 
 #include "harness/ab.h"
 #include "harness/compare.h"
+#include "harness/gate.h"
 #include "harness/history.h"
 #include "harness/rules.h"
 #include "harness/verdict.h"
@@ -251,12 +252,62 @@ static void test_case_key(void **state)
 	assert_string_equal(case_key("m.c.x[simpl=1]", buf, sizeof(buf)), "m.c.x[simpl=1]");
 }
 
+/* A ratio with a zero, infinite or NaN side is never a pass; zeros on both sides are equal. */
+static void test_no_ratio_no_pass(void **state)
+{
+	const double zeros[] = {0, 0, 0, 0, 0, 0}, twos[] = {2, 2, 2, 2, 2, 2};
+	double big[6], with_inf[6], with_nan[6];
+	const size_t len[] = {6};
+	struct verdict_figures f;
+	struct gate_figures g;
+
+	(void)state;
+	around(big, 6, 1e9, 0.02, 0);
+	around(with_inf, 6, 100, 0.02, 0);
+	around(with_nan, 6, 100, 0.02, 0);
+	with_inf[3] = INFINITY;
+	with_nan[2] = NAN;
+	/* Paired (ab): base 0 cycles, head 1e9; head 0 threads against 2 (higher is better). */
+	assert_int_equal(verdict_paired(zeros, big, 6, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(f.undefined, "base is 0 and head is not"));
+	assert_int_equal(verdict_paired(twos, zeros, 6, HIGHER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(f.undefined, "head is 0"));
+	assert_int_equal(verdict_paired(big, with_inf, 6, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(f.undefined, "not a finite number"));
+	/* Nothing on both sides is the same: a count of zero trims against zero trims. */
+	assert_int_equal(verdict_paired(zeros, zeros, 6, LOWER_IS_BETTER, 0.05, 1, &f),
+			 VERDICT_PASS);
+	assert_string_equal(f.undefined, "");
+	/* Against base runs (compare, baselines): the same on the medians. */
+	assert_int_equal(verdict_runs(zeros, len, 1, big, 6, LOWER_IS_BETTER, 0.5, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_non_null(strstr(f.undefined, "base is 0"));
+	assert_int_equal(verdict_runs(twos, len, 1, zeros, 6, HIGHER_IS_BETTER, 0.5, 1, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_int_equal(verdict_runs(zeros, len, 1, zeros, 6, LOWER_IS_BETTER, 0.5, 1, &f),
+			 VERDICT_PASS);
+	/* In-run gates: a zero divisor, or a NaN over no threshold, is no pass either. */
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, true, zeros, 6, zeros, 6, 1, &g),
+			 GATE_INCONCLUSIVE);
+	assert_true(g.undefined);
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.0, false, with_nan, 6, with_nan, 6, 1, &g),
+			 GATE_INCONCLUSIVE);
+	assert_int_equal(gate_judge(GATE_RATIO_AT_MOST, 1.1, true, big, 6, zeros, 6, 1, &g),
+			 GATE_INCONCLUSIVE);
+	assert_int_equal(gate_judge(GATE_NOT_SLOWER, 1.1, true, big, 6, big, 6, 1, &g), GATE_PASS);
+	assert_false(g.undefined);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_t_and_holm),		cmocka_unit_test(test_paired_verdicts),
 	    cmocka_unit_test(test_runs_verdicts),	cmocka_unit_test(test_rules),
 	    cmocka_unit_test(test_history_and_compare), cmocka_unit_test(test_case_key),
+	    cmocka_unit_test(test_no_ratio_no_pass),
 	};
 
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);

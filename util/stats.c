@@ -247,7 +247,8 @@ int stats_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 
-		while (j < n && all[j].v == all[i].v)
+		/* A NaN equals nothing, not even itself: each is a run of one. */
+		while (j < n && (j == i || all[j].v == all[i].v))
 			j++;
 		for (size_t k = i; k < j; k++)
 			if (all[k].from_x)
