@@ -1042,7 +1042,8 @@ static void test_merge_shards(void **state)
 	assert_int_equal(json_array_size(json_object_get(merged, "cases")), atoi(out));
 	free(out);
 	json_decref(merged);
-	expect(0, "0 failed", "compare /tmp/memgate-merged.json /tmp/memgate-merged.json");
+	/* compare reads it (a bad file is 2); of checks alone it has no perf case to compare. */
+	expect(1, "nothing compared", "compare /tmp/memgate-merged.json /tmp/memgate-merged.json");
 	expect(2, "is in an earlier shard too",
 	       "merge /tmp/memgate-shard-1.json /tmp/memgate-shard-1.json --json "
 	       "/tmp/memgate-merged.json");
