@@ -23,6 +23,10 @@
 /* A killed memgate's children die with it: their exit takes milliseconds, a few seconds for
  * gigabytes of pages. The next memgate waits this long for them before it recovers. */
 #define ORPHAN_WAIT_S 30
+/* What a record may hold: a few lines, and deltas no pool of a real host reaches (16 TiB of
+ * 4 MiB pages); a larger one is not memgate's. */
+#define RESERVE_MAX_RECORD_BYTES 4096
+#define RESERVE_MAX_PAGES (1ULL << 22)
 
 /*
  * What to take back, prepared in full before the pool changes: the signal handler only
@@ -40,6 +44,7 @@ static struct saved_pool saved[MAX_POOLS];
 static volatile sig_atomic_t n_saved;
 static pid_t owner;
 static int lock_fd = -1;
+static pid_t lock_owner;     /* the process that took the lock (a child inherits it) */
 static char state_path[128]; /* this process's record; "" when it has none */
 static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static struct sigaction old_actions[ARRAY_SIZE(fatal_signals)];
@@ -143,19 +148,46 @@ static void arm_restore(void)
 		sigaction(fatal_signals[i], &sa, &old_actions[i]);
 }
 
+/*
+ * @path as a folder only this user may write, made if missing: its files decide which pool
+ * pages memgate gives back as root, so one that is a link, not a folder, someone else's, or
+ * writable by others is refused (-EPERM).
+ */
+static int own_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+		return -EPERM;
+	return 0;
+}
+
 /* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL" line a pool. */
 static int write_state(void)
 {
 	char tmp[160];
 	FILE *f;
 
-	if (mkdir(STATE_DIR, 0755) && errno != EEXIST)
-		return -errno;
+	int fd, ret = own_dir(STATE_DIR);
+
+	if (ret)
+		return ret;
 	snprintf(state_path, sizeof(state_path), "%s/%d", STATE_DIR, (int)getpid());
 	snprintf(tmp, sizeof(tmp), "%s.new", state_path);
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
+	/* No link followed: a planted one must not make root write elsewhere. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
 	for (int i = 0; i < n_saved; i++)
 		fprintf(f, "%llu %llu %llu\n", (unsigned long long)saved[i].page_kib,
 			(unsigned long long)saved[i].delta, (unsigned long long)saved[i].old_total);
@@ -203,41 +235,107 @@ static bool pid_gone(long pid)
 	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* Put back the records of dead owners; the caller holds the lock. */
+/* Is @kib a page size this kernel has a hugetlb pool of? */
+static bool offered(unsigned long long kib)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages", kib);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * The lines of one record, each "PAGE_KIB DELTA OLD_TOTAL" of a pool the kernel has and a
+ * delta a run could have added; a record with any other line is refused whole (-EINVAL).
+ */
+static int read_record(FILE *f, struct saved_pool *p, int *n)
+{
+	char line[128];
+
+	for (*n = 0; fgets(line, sizeof(line), f);) {
+		unsigned long long kib, delta, old;
+		char end;
+
+		if (sscanf(line, "%llu %llu %llu%c", &kib, &delta, &old, &end) != 4 ||
+		    end != '\n' || !offered(kib) || !delta || delta > RESERVE_MAX_PAGES ||
+		    old > RESERVE_MAX_PAGES || *n == MAX_POOLS)
+			return -EINVAL;
+		pool_paths(&p[*n], kib);
+		p[*n].delta = delta;
+		p[(*n)++].old_total = old;
+	}
+	return 0;
+}
+
+/* Put back what one dead memgate's record says it added; refuse a record that is not ours. */
+static int recover_record(const char *name, FILE *out)
+{
+	struct saved_pool p[MAX_POOLS];
+	char path[512], refused[600];
+	struct stat st;
+	int fd, n = 0, ret = -EINVAL;
+	FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", STATE_DIR, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    st.st_size <= RESERVE_MAX_RECORD_BYTES && (f = fdopen(fd, "r")))
+		ret = read_record(f, p, &n);
+	if (f)
+		fclose(f);
+	else if (fd >= 0)
+		close(fd);
+	if (ret) {
+		/* Kept for whoever wants to look, under a name no run reads again. */
+		snprintf(refused, sizeof(refused), "%s.refused", path);
+		rename(path, refused);
+		fprintf(
+		    out,
+		    "memgate: refused the reservation record %s: not a regular file of this "
+		    "user of at most %d bytes holding \"PAGE_KIB DELTA OLD_TOTAL\" lines of pools "
+		    "this kernel has; no pool was changed (kept as %s)\n",
+		    path, RESERVE_MAX_RECORD_BYTES, refused);
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		take_back(&p[i]);
+		fprintf(out,
+			"memgate: put back up to %llu hugetlb pages of %llu KiB that memgate %s "
+			"reserved and did not restore (it was killed)\n",
+			(unsigned long long)p[i].delta, (unsigned long long)p[i].page_kib, name);
+	}
+	unlink(path);
+	return 1;
+}
+
+/*
+ * Put back the records of dead memgates; the caller took the lock itself. Every reserver
+ * holds the lock until it exits, so under it every other record is a dead one's, whatever
+ * pid namespace it ran in and whoever has its pid now.
+ */
 static int recover_locked(FILE *out)
 {
-	DIR *d = opendir(STATE_DIR);
+	DIR *d;
 	struct dirent *e;
 	int done = 0;
 
+	if (lock_owner != getpid())
+		return 0; /* inherited: the one that took it recovered then */
+	if (own_dir(STATE_DIR)) {
+		fprintf(out,
+			"memgate: %s is not a folder of this user that only it may write: its "
+			"records are not trusted, no pool was changed\n",
+			STATE_DIR);
+		return 0;
+	}
+	d = opendir(STATE_DIR);
 	while (d && (e = readdir(d))) {
-		char path[512], line[128];
-		long pid = strtol(e->d_name, NULL, 10);
-		FILE *f;
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
 
-		if (pid <= 0 || strchr(e->d_name, '.') || !pid_gone(pid))
+		if (pid <= 0 || *end || pid == getpid())
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", STATE_DIR, e->d_name);
-		f = fopen(path, "re");
-		while (f && fgets(line, sizeof(line), f)) {
-			unsigned long long kib, delta, old;
-			struct saved_pool p;
-
-			if (sscanf(line, "%llu %llu %llu", &kib, &delta, &old) != 3)
-				continue;
-			pool_paths(&p, kib);
-			p.delta = delta;
-			p.old_total = old;
-			take_back(&p);
-			fprintf(out,
-				"memgate: put back up to %llu hugetlb pages of %llu KiB that "
-				"memgate pid %ld reserved and did not restore (it was killed)\n",
-				delta, kib, pid);
-		}
-		if (f)
-			fclose(f);
-		unlink(path);
-		done++;
+		done += recover_record(e->d_name, out);
 	}
 	if (d)
 		closedir(d);
@@ -249,10 +347,20 @@ static int open_lock(void)
 {
 	int fd;
 
-	if (mkdir(RESERVE_DIR, 0755) && errno != EEXIST)
+	struct stat st;
+	int ret = own_dir(RESERVE_DIR);
+
+	if (ret)
+		return ret;
+	/* No link followed: a dangling one would make root create its target. */
+	fd = open(RESERVE_DIR "/hugetlb.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -errno;
-	fd = open(RESERVE_DIR "/hugetlb.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	return fd < 0 ? -errno : fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
 }
 
 int reserve_lock(unsigned int wait_s, struct mg_err *err)
@@ -267,7 +375,12 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 		return 0; /* held already: this process, or inherited from its parent */
 	fd = open_lock();
 	if (fd < 0)
-		return mg_err_set(err, -fd, "%s: %s", RESERVE_DIR, strerror(-fd));
+		return mg_err_set(err, -fd, "%s: %s", RESERVE_DIR,
+				  fd == -EPERM
+				      ? "not a folder of this user that only it may write, "
+					"or its lock is a link or another user's: not "
+					"trusted"
+				      : strerror(-fd));
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		ssize_t n;
 
@@ -298,6 +411,7 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 		if (pwrite(fd, holder, (size_t)len, 0) != len)
 			holder[0] = '\0';
 	}
+	lock_owner = getpid();
 	lock_fd = fd;
 	if (geteuid() == 0)
 		recover_locked(stderr);
@@ -349,12 +463,20 @@ int reserve_recover(FILE *out)
 	if (lock_fd >= 0)
 		return recover_locked(out); /* held by this process already */
 	fd = open_lock();
+	if (fd == -EPERM)
+		fprintf(
+		    out,
+		    "memgate: %s is not a folder of this user that only it may write, or its "
+		    "lock is a link or another user's: its records are not trusted, no pool was "
+		    "changed\n",
+		    RESERVE_DIR);
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_EX | LOCK_NB) && !(holder_dead(fd) && wait_lock(fd, ORPHAN_WAIT_S))) {
 		close(fd); /* busy: its holder recovered when it took it */
 		return 0;
 	}
+	lock_owner = getpid();
 	done = recover_locked(out);
 	close(fd); /* and the lock with it */
 	return done;

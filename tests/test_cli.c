@@ -12,12 +12,15 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "hw/reserve.h"
 #include "util/text.h"
 #include "util/util.h"
 
@@ -1248,6 +1251,93 @@ static void test_killed_run_restores(void **state)
 	prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+/* In a private mount namespace with a tmpfs over RESERVE_DIR: what a planted file gets. */
+static int hostile_records_child(void)
+{
+	const char *dir = "/run/memgate", *rec = "/run/memgate/reservations";
+	char cmd[600], *out;
+	uint64_t before, after;
+	int bad = 0;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    (mkdir(dir, 0755) && errno != EEXIST) || mount("tmpfs", dir, "tmpfs", 0, "mode=0755"))
+		return 77; /* no namespace here: the caller skips */
+	if (text_read_u64(POOL_2M, &before) || mkdir(rec, 0755))
+		return 77;
+	/* Forged (a delta no run makes), garbage, a link, another user's. */
+	if (system("echo '2048 999999999 0' > /run/memgate/reservations/99990 && "
+		   "echo hello > /run/memgate/reservations/99991 && "
+		   "ln -s /etc/hostname /run/memgate/reservations/99992 && "
+		   "echo '2048 8 0' > /run/memgate/reservations/99993 && "
+		   "chown 65534 /run/memgate/reservations/99993"))
+		return 77;
+	snprintf(cmd, sizeof(cmd), "%s/memgate --version > %s/out 2>&1", test_build_dir(), dir);
+	if (system(cmd) != 0)
+		bad |= 1;
+	snprintf(cmd, sizeof(cmd), "%s/out", dir);
+	out = text_read_file(cmd, 1 << 16);
+	for (const char *p = out; p && (p = strstr(p, "refused the reservation record")); p++)
+		bad += 0x100;
+	if (!out || strstr(out, "put back"))
+		bad |= 2;
+	printf("%s", out ? out : "(no output)\n");
+	free(out);
+	if (text_read_u64(POOL_2M, &after) || after != before)
+		bad |= 4;
+	/* A dangling link at the lock: refused, its target not made. */
+	if (system("rm -rf /run/memgate/* && ln -s /run/memgate-target /run/memgate/hugetlb.lock"))
+		return 77;
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memgate run -s prealloc -k '*startup[[]kind=hugetlb-2m*' "
+		 "--reserve-hugepages > /dev/null 2>&1",
+		 test_build_dir());
+	if (system(cmd) == 0 || access("/run/memgate-target", F_OK) == 0)
+		bad |= 8;
+	/* RESERVE_DIR writable by others: its records are not trusted. */
+	if (system(
+		"rm -rf /run/memgate/* && chmod 0777 /run/memgate && mkdir "
+		"/run/memgate/reservations && echo '2048 8 0' > /run/memgate/reservations/99994"))
+		return 77;
+	snprintf(cmd, sizeof(cmd),
+		 "%s/memgate --version 2>&1 | grep -q 'not a folder of this "
+		 "user'",
+		 test_build_dir());
+	if (system(cmd) != 0 || access("/run/memgate/reservations/99994", F_OK))
+		bad |= 16;
+	return bad == 4 * 0x100 ? 0 : (bad & 0xff) | 32;
+}
+
+/*
+ * Root only: the reservation records and the lock are trusted only as files of root's own
+ * folder; a forged, garbage, linked or foreign record is refused with a message and no pool
+ * changes; a planted link is never followed.
+ */
+static void test_hostile_records(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip_because("needs root (it plants files in " RESERVE_DIR ")");
+	if (access(POOL_2M, F_OK))
+		skip_because("no 2 MiB hugetlb pool on this kernel");
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(hostile_records_child());
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		skip_because("no private mount namespace here (unshare or mount refused)");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg(
+		    "hostile records: status %d (1: memgate failed, 2: a pool put back, 4: the "
+		    "pool changed, 8: a link followed or a run went on, 16: an open folder "
+		    "trusted, 32: not four records refused)",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1280,6 +1370,7 @@ int main(void)
 	    cmocka_unit_test(test_kvm_suite),
 	    cmocka_unit_test(test_boot_guest_paths),
 	    cmocka_unit_test(test_killed_run_restores),
+	    cmocka_unit_test(test_hostile_records),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
