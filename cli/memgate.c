@@ -152,7 +152,7 @@ int cli_check_reports(const struct cli *c)
 	if ((c->junit && report_path_check(c->junit, "--junit", &err)) ||
 	    (c->json_path && report_path_check(c->json_path, "--json", &err)) ||
 	    (c->csv_dir && report_csv_check(c->csv_dir, &err)) ||
-	    (c->html && report_path_check(c->html, "--html", &err))) {
+	    (c->html && report_html_check(c->html, &err))) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}

@@ -64,7 +64,7 @@ static int write_chart(const struct report_run *run, const struct chart *c, cons
 	int ret;
 
 	chart_file(c, dir, path, sizeof(path));
-	ret = report_file_open(&rf, path, err);
+	ret = report_file_create(&rf, path, err);
 	if (ret)
 		return ret;
 	for (int row = 0; row < 2; row++, sep = "") {
@@ -104,10 +104,10 @@ int report_csv_check(const char *dir, struct mg_err *err)
 	if (mkdir(dir, 0777) && errno != EEXIST)
 		return mg_err_set(err, errno, "--csv %s: cannot make the folder: %s", dir,
 				  strerror(errno));
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode))
 		return mg_err_set(err, ENOTDIR,
-				  "--csv %s: not a folder (one file per chart goes "
-				  "into it)",
+				  "--csv %s: not a folder, or a link to one (one file per "
+				  "chart goes into it)",
 				  dir);
 	if (snprintf(probe, sizeof(probe), "%s/suite-unit.csv", dir) >= (int)sizeof(probe))
 		return mg_err_set(err, ENAMETOOLONG, "--csv %s: the path is too long", dir);

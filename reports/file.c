@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,10 +24,25 @@ static char *folder_of(const char *path, char *buf, size_t len)
 	return buf;
 }
 
-/* Written in place: what a rename would replace instead of feed. */
-static int in_place(const struct stat *st)
+/* This process's own output, named through the links the system keeps for it. */
+static bool own_stream(const char *path)
 {
-	return S_ISCHR(st->st_mode) || S_ISFIFO(st->st_mode);
+	return !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr") ||
+	       !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14);
+}
+
+/*
+ * Written in place: a character device or a FIFO named as itself (/dev/null, a named pipe),
+ * or this process's own output (/dev/stdout). Through any other link, never: a link planted
+ * in a report's place must not make root write into a device or a pipe.
+ */
+static bool in_place(const char *path)
+{
+	struct stat st;
+
+	if (own_stream(path))
+		return !stat(path, &st) && !S_ISDIR(st.st_mode);
+	return !lstat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode));
 }
 
 int report_path_check(const char *path, const char *what, struct mg_err *err)
@@ -38,7 +54,7 @@ int report_path_check(const char *path, const char *what, struct mg_err *err)
 		return mg_err_set(err, EINVAL, "%s: an empty path", what);
 	if (strlen(path) >= REPORT_PATH_MAX)
 		return mg_err_set(err, ENAMETOOLONG, "%s %s: the path is too long", what, path);
-	if (stat(path, &st) == 0 && in_place(&st))
+	if (in_place(path))
 		return 0;
 	if (lstat(path, &lst) == 0) {
 		if (S_ISLNK(lst.st_mode))
@@ -68,9 +84,30 @@ int report_path_check(const char *path, const char *what, struct mg_err *err)
 	return 0;
 }
 
-int report_file_open(struct report_file *rf, const char *path, struct mg_err *err)
+/*
+ * A FIFO without a reader would block the open, and the run with it, after the results: open
+ * it without waiting (ENXIO then), and write to it as to any file.
+ */
+static FILE *open_in_place(const char *path)
 {
-	struct stat st;
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC), flags;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0 || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	return f;
+}
+
+static int file_open(struct report_file *rf, const char *path, bool own_name, struct mg_err *err)
+{
 	char dir[2048], base[1024], copy[4096];
 	mode_t mask;
 	int fd;
@@ -79,10 +116,12 @@ int report_file_open(struct report_file *rf, const char *path, struct mg_err *er
 	if (strlen(path) >= REPORT_PATH_MAX)
 		return mg_err_set(err, ENAMETOOLONG, "%s: the path is too long", path);
 	snprintf(rf->path, sizeof(rf->path), "%s", path);
-	if (stat(path, &st) == 0 && in_place(&st)) {
-		rf->f = fopen(path, "w");
+	if (!own_name && in_place(path)) {
+		rf->f = open_in_place(path);
 		if (!rf->f)
-			return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+			return mg_err_set(err, errno, "%s: %s", path,
+					  errno == ENXIO ? "a FIFO that nothing reads"
+							 : strerror(errno));
 		return 0;
 	}
 	snprintf(copy, sizeof(copy), "%s", path);
@@ -112,6 +151,16 @@ int report_file_open(struct report_file *rf, const char *path, struct mg_err *er
 	return 0;
 }
 
+int report_file_open(struct report_file *rf, const char *path, struct mg_err *err)
+{
+	return file_open(rf, path, false, err);
+}
+
+int report_file_create(struct report_file *rf, const char *path, struct mg_err *err)
+{
+	return file_open(rf, path, true, err);
+}
+
 int report_file_commit(struct report_file *rf, struct mg_err *err)
 {
 	int bad = ferror(rf->f) || rf->failed, e = 0;
@@ -133,10 +182,9 @@ int report_file_commit(struct report_file *rf, struct mg_err *err)
 int report_paths_distinct(const char *a, const char *b)
 {
 	char ra[PATH_MAX], rb[PATH_MAX], da[4096], db[4096], ca[4096], cb[4096];
-	struct stat st;
 
 	/* Two reports into /dev/null or one pipe are written in turn, not renamed: fine. */
-	if (!a || !b || (stat(a, &st) == 0 && in_place(&st)))
+	if (!a || !b || in_place(a))
 		return 1;
 	/* Compare the resolved folders and the names: the files need not exist yet. */
 	if (!realpath(folder_of(a, da, sizeof(da)), ra) ||

@@ -17,18 +17,26 @@ struct report_file {
 /**
  * report_path_check() - can @path (for option @what, "--junit") be written at the end of a
  * run? Its folder exists and is writable; it is not a folder, a symlink to a regular file,
- * or a read-only file; a character device or a FIFO is fine (written in place). Returns 0
+ * or a read-only file; a character device or a FIFO named as itself is fine (written in
+ * place), one behind a link is a link. Returns 0
  * or -errno with @err saying which, so that a long run does not end in "cannot write".
  */
 int report_path_check(const char *path, const char *what, struct mg_err *err);
 
 /**
- * report_file_open() - open @path for one report: a character device or FIFO (/dev/stdout,
- * /dev/null) in place; anything else through a new temporary file beside it (mkstemp:
- * O_EXCL, so a link planted there is never followed), renamed over @path by
- * report_file_commit(). Returns 0 or -errno with @err; on failure nothing is left behind.
+ * report_file_open() - open @path for one report: a character device or FIFO named as itself
+ * (/dev/null; a FIFO nothing reads is ENXIO, not a hang), or /dev/stdout, in place; anything else
+ * through a new temporary file beside it (mkstemp: O_EXCL, so a link planted there is never
+ * followed), renamed over @path by report_file_commit(). Returns 0 or -errno with @err; on failure
+ * nothing is left behind.
  */
 int report_file_open(struct report_file *rf, const char *path, struct mg_err *err);
+
+/**
+ * report_file_create() - report_file_open() of a file memgate names itself (a chart, a CSV of
+ * --csv DIR): always a new temporary renamed over @path, whatever was planted there.
+ */
+int report_file_create(struct report_file *rf, const char *path, struct mg_err *err);
 
 /**
  * report_file_commit() - flush and close, checking every write (a full disk, /dev/full),

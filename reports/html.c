@@ -237,7 +237,7 @@ static int write_svg(struct page *pg, xmlDocPtr doc, const char *name)
 	xmlDocDumpFormatMemoryEnc(doc, &mem, &len, "UTF-8", 1);
 	if (!mem)
 		return mg_err_set(pg->err, ENOMEM, "cannot serialise %s", path);
-	ret = report_file_open(&rf, path, pg->err);
+	ret = report_file_create(&rf, path, pg->err);
 	if (!ret) {
 		rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
 		ret = report_file_commit(&rf, pg->err);
@@ -668,6 +668,33 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 	}
 }
 
+/*
+ * NAME-files/ beside the page, made if missing: a folder of its own, never a link (the charts
+ * would be written wherever it points) nor a file (the run would fail at its end).
+ */
+static int files_dir(const char *full, struct mg_err *err)
+{
+	struct stat st;
+
+	if (mkdir(full, 0755) && errno != EEXIST)
+		return mg_err_set(err, errno, "--html: cannot make %s: %s", full, strerror(errno));
+	if (lstat(full, &st) || !S_ISDIR(st.st_mode))
+		return mg_err_set(err, ENOTDIR,
+				  "--html: %s is %s, not the folder of the page's charts", full,
+				  S_ISLNK(st.st_mode) ? "a link" : "not a folder");
+	return 0;
+}
+
+static int page_dirs(struct page *pg, const char *path);
+
+int report_html_check(const char *path, struct mg_err *err)
+{
+	struct page pg = {.err = err};
+	int ret = report_path_check(path, "--html", err);
+
+	return ret ? ret : page_dirs(&pg, path);
+}
+
 /* The page's folder and its files' folder ("report.html" -> "report-files"), made. */
 static int page_dirs(struct page *pg, const char *path)
 {
@@ -682,10 +709,7 @@ static int page_dirs(struct page *pg, const char *path)
 	snprintf(pg->files, sizeof(pg->files), "%.*s-files", (int)(stem ? stem : strlen(base)),
 		 base);
 	snprintf(full, sizeof(full), "%s/%s", pg->dir, pg->files);
-	if (mkdir(full, 0755) && errno != EEXIST)
-		return mg_err_set(pg->err, errno, "--html: cannot make %s: %s", full,
-				  strerror(errno));
-	return 0;
+	return files_dir(full, pg->err);
 }
 
 int report_html_write(const struct report_run *run, const char *path, struct mg_err *err)
@@ -758,7 +782,7 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 		char css_path[8400];
 
 		snprintf(css_path, sizeof(css_path), "%s/%s/memgate.css", pg.dir, pg.files);
-		ret = report_file_open(&rf, css_path, err);
+		ret = report_file_create(&rf, css_path, err);
 		if (!ret) {
 			rf.failed = fputs(css, rf.f) == EOF;
 			ret = report_file_commit(&rf, err);

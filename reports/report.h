@@ -60,6 +60,12 @@ int report_csv_write(const struct report_run *run, const char *dir, struct mg_er
 int report_html_write(const struct report_run *run, const char *path, struct mg_err *err);
 
 /**
+ * report_html_check() - before a run: can the page @path and its NAME-files/ folder be written
+ * (the folder is made; a link or a file there is refused)? Returns 0 or -errno with @err.
+ */
+int report_html_check(const char *path, struct mg_err *err);
+
+/**
  * report_console_case() - one result as a person reads it: outcome, name, time, the figures
  * of a perf case, the message and the stderr tail of a failure; flushed at once.
  */

@@ -543,6 +543,38 @@ static void test_report_files(void **state)
 	assert_int_equal(chmod(victim, 0444), 0);
 	snprintf(args, sizeof(args), "run -s hw --json %s", victim);
 	expect(2, "read-only", args);
+	/* A link to a FIFO or a device is a link; a FIFO nothing reads is an error, not a hang. */
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	snprintf(link, sizeof(link), "%s/to-fifo.xml", dir);
+	assert_int_equal(symlink(p, link), 0);
+	snprintf(args, sizeof(args), "run -s hw --junit %s", link);
+	expect(2, "a symbolic link", args);
+	snprintf(link, sizeof(link), "%s/to-null.xml", dir);
+	assert_int_equal(symlink("/dev/null", link), 0);
+	snprintf(args, sizeof(args), "run -s hw --junit %s", link);
+	expect(2, "a symbolic link", args);
+	snprintf(args, sizeof(args), "run -s hw -k '*pu_count*' --junit %s", p);
+	expect(3, "a FIFO that nothing reads", args);
+	/* In --csv DIR memgate names the files: whatever is planted there is replaced. */
+	snprintf(p, sizeof(p), "%s/csv", dir);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(link, sizeof(link), "%s/csv/hw-cycles.csv", dir);
+	assert_int_equal(mkfifo(link, 0600), 0);
+	snprintf(args, sizeof(args), "run -s hw -k '*read_cost*' --csv %s", p);
+	expect(0, NULL, args);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	/* The page's NAME-files: a link or a file there is refused before anything runs. */
+	snprintf(p, sizeof(p), "%s/page-files", dir);
+	assert_int_equal(symlink(dir, p), 0);
+	snprintf(args, sizeof(args), "run -s hw --html %s/page.html", dir);
+	expect(2, "page-files is a link, not the folder", args);
+	unlink(p);
+	f = fopen(p, "w");
+	assert_non_null(f);
+	fclose(f);
+	expect(2, "page-files is not a folder", args);
 	/* A full stdout is the harness failing, not a pass (its message goes there too). */
 	expect(3, NULL, "list > /dev/full");
 	expect(2, "expects a whole number", "run -s hw --seed ' -1'");
