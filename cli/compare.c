@@ -1,4 +1,5 @@
 /* compare.c - `memgate ab`, `compare`, `baseline add` and `rules`: a commit against its parent. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "harness/compare.h"
 #include "harness/history.h"
 #include "hw/reserve.h"
+#include "reports/file.h"
 #include "util/text.h"
 #include "util/util.h"
 
@@ -306,15 +308,70 @@ out:
 	return ret;
 }
 
+/* A host class hash as memgate writes it: 16 lowercase hex digits, so a path of one folder. */
+static bool hash_ok(const char *h)
+{
+	size_t n = strspn(h, "0123456789abcdef");
+
+	return n == 16 && !h[n];
+}
+
+/* @s with anything but [A-Za-z0-9._-] made '_', at most @len - 1 bytes, into @buf. */
+static char *file_word(const char *s, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (; s[i] && i + 1 < len; i++)
+		buf[i] = isalnum((unsigned char)s[i]) || strchr("._-", s[i]) ? s[i] : '_';
+	buf[i] = '\0';
+	return buf;
+}
+
+/* A folder of the history, made if missing; a link there is refused. */
+static int history_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/*
+ * @text as @dst, whole or not at all: a temporary beside it, then a link to the new name,
+ * which fails rather than replace a run already filed. Returns 0 or -errno.
+ */
+static int file_whole(const char *text, const char *dst, struct mg_err *err)
+{
+	struct report_file rf;
+	int ret = report_file_create(&rf, dst, err);
+
+	if (ret)
+		return ret;
+	rf.failed = fputs(text, rf.f) == EOF;
+	if (fflush(rf.f) || rf.failed || ferror(rf.f)) {
+		ret = -(errno ? errno : EIO);
+	} else if (link(rf.tmp, dst)) {
+		ret = -errno;
+	}
+	fclose(rf.f);
+	unlink(rf.tmp);
+	if (ret)
+		return mg_err_set(err, -ret, "%s: %s", dst,
+				  ret == -EEXIST ? "filed already" : strerror(-ret));
+	return 0;
+}
+
 /* `memgate baseline add RESULTS.json DIR`: file a run under DIR/HOST_HASH/. */
 int cli_cmd_baseline(int argc, char **argv)
 {
 	struct cli c;
 	struct hist_run r;
 	struct mg_err err = {0};
-	char sub[1024], dst[1200], stamp[32];
-	char *text;
-	FILE *f;
+	char sub[1024], dst[1200], stamp[32], commit[48];
+	char *text = NULL;
 	int ret = cli_parse(&c, argc, argv, cli_plain_options, "", 3);
 
 	if (ret)
@@ -325,25 +382,36 @@ int cli_cmd_baseline(int argc, char **argv)
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
-	snprintf(stamp, sizeof(stamp), "%s", r.timestamp);
-	for (char *p = stamp; *p; p++)
-		if (*p == ':')
-			*p = '-';
-	snprintf(sub, sizeof(sub), "%s/%s", c.args[2], r.host_hash);
-	snprintf(dst, sizeof(dst), "%s/%s-%.40s.json", sub, stamp, r.commit);
-	ret = (mkdir(c.args[2], 0755) && errno != EEXIST) || (mkdir(sub, 0755) && errno != EEXIST);
-	text = ret ? NULL : text_read_file(c.args[1], 1u << 30);
-	f = text ? fopen(dst, "wx") : NULL;
-	if (!f || fputs(text, f) < 0 || fclose(f)) {
-		fprintf(stderr, "memgate: baseline add: %s: %s\n", f || text ? dst : c.args[2],
-			strerror(errno));
-		ret = EXIT_HARNESS;
-	} else {
-		printf("%s\n", dst);
-		fprintf(stderr, "memgate: filed %s (host class %s: %s)\n", c.args[1], r.host_hash,
-			r.host_class);
-		ret = EXIT_PASSED;
+	/* What names the file comes from the file: nothing in it may lead out of DIR. */
+	if (!hash_ok(r.host_hash)) {
+		fprintf(stderr, "memgate: %s: host_class.hash \"%.40s\" is not 16 hex digits\n",
+			c.args[1], r.host_hash);
+		ret = EXIT_USAGE;
+		goto out;
 	}
+	file_word(r.timestamp, stamp, sizeof(stamp));
+	file_word(r.commit, commit, sizeof(commit));
+	snprintf(sub, sizeof(sub), "%s/%s", c.args[2], r.host_hash);
+	snprintf(dst, sizeof(dst), "%s/%s-%s.json", sub, stamp, commit);
+	if ((ret = history_dir(c.args[2])) || (ret = history_dir(sub))) {
+		fprintf(stderr, "memgate: baseline add: %s: %s\n",
+			ret == -ENOTDIR ? sub : c.args[2],
+			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
+		ret = EXIT_HARNESS;
+		goto out;
+	}
+	text = text_read_file(c.args[1], 1u << 30);
+	if (!text || file_whole(text, dst, &err)) {
+		fprintf(stderr, "memgate: baseline add: %s\n", text ? err.msg : strerror(errno));
+		/* The same run filed twice is the input's doing; a failed write the harness's. */
+		ret = text && err.code == EEXIST ? EXIT_USAGE : EXIT_HARNESS;
+		goto out;
+	}
+	printf("%s\n", dst);
+	fprintf(stderr, "memgate: filed %s (host class %s: %s)\n", c.args[1], r.host_hash,
+		r.host_class);
+	ret = EXIT_PASSED;
+out:
 	free(text);
 	hist_release(&r);
 	return ret;

@@ -239,7 +239,8 @@ static int scan(const char *dir, int depth, const char *host_hash, struct hist_r
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (stat(path, &st))
+		/* lstat: a link in a history leads out of it, and is passed over. */
+		if (lstat(path, &st))
 			continue;
 		if (S_ISDIR(st.st_mode) && depth == 0)
 			ret = scan(path, 1, host_hash, runs, n, cap);

@@ -486,6 +486,23 @@ static void test_nothing_compared(void **state)
 	expect(0, "filed", args);
 	snprintf(args, sizeof(args), "run %s --baseline %s", sel, hist);
 	expect(0, "is not a time it could have been made at", args);
+	/* baseline add: nothing in the file leads out of the history, nothing is half-filed. */
+	future = json_load_file(a, 0, NULL);
+	assert_non_null(future);
+	json_object_set_new(json_object_get(future, "host_class"), "hash",
+			    json_string("../../outside"));
+	assert_int_equal(json_dump_file(future, b, 0), 0);
+	json_decref(future);
+	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
+	expect(2, "is not 16 hex digits", args);
+	future = json_load_file(a, 0, NULL);
+	assert_non_null(future);
+	json_object_set_new(future, "memgate_commit", json_string("../../x y"));
+	assert_int_equal(json_dump_file(future, b, 0), 0);
+	json_decref(future);
+	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
+	expect(0, "-.._.._x_y.json", args);
+	expect(2, "filed already", args);
 	/* ab: a selection with no perf case is bad usage; a head with none compares nothing. */
 	snprintf(args, sizeof(args), "ab --base %s/memgate --head %s/memgate -k 'typo.*' --quick",
 		 test_build_dir(), test_build_dir());
