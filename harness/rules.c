@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util/text.h"
 #include "util/util.h"
@@ -242,10 +243,35 @@ static int parse_top(struct rules *r, struct mg_err *err)
 	return ret;
 }
 
+/*
+ * The line of @text that holds an @include directive, 0 when none does: a rules file is one
+ * file, shown whole by `memgate rules`, bounded in size, and read by nothing else (an
+ * included FIFO would hang the run, an included file escape the size bound and the print).
+ */
+static int include_line(const char *text)
+{
+	int line = 1;
+
+	for (const char *p = text; *p; line++) {
+		p += strspn(p, " \t");
+		if (!strncmp(p, "@include", 8))
+			return line;
+		p += strcspn(p, "\n");
+		p += *p == '\n';
+	}
+	return 0;
+}
+
 int rules_parse(struct rules *r, const char *text, const char *name, struct mg_err *err)
 {
 	int ret;
 
+	if (include_line(text))
+		return mg_err_set(
+		    err, EINVAL,
+		    "%s:%d: @include is not taken: a rules file is one file (memgate rules "
+		    "prints it whole); put the rules in it",
+		    name, include_line(text));
 	memset(r, 0, sizeof(*r));
 	config_init(&r->cfg);
 	snprintf(r->source, sizeof(r->source), "%s", name);
@@ -269,10 +295,13 @@ int rules_parse(struct rules *r, const char *text, const char *name, struct mg_e
 int rules_load(struct rules *r, const char *path, struct mg_err *err)
 {
 	char *text;
+	struct stat st;
 	int ret;
 
 	if (!path)
 		return rules_parse(r, rules_embedded_text, "(embedded rules)", err);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return mg_err_set(err, EINVAL, "--rules %s: not a regular file", path);
 	text = text_read_file(path, RULES_MAX_BYTES);
 	if (!text)
 		return mg_err_set(err, errno, "--rules %s: %s", path, strerror(errno));

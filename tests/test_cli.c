@@ -308,6 +308,16 @@ static void test_rules_cli(void **state)
 	/* A rule that matches no case is a warning naming it, not an error. */
 	snprintf(args, sizeof(args), "list -s memslots --rules %s", good);
 	expect(0, "good.conf:2: gate memslots.typo matches no case", args);
+	/* One file, shown whole: an @include is refused, and a FIFO is no rules file. */
+	f = fopen(bad, "w");
+	assert_non_null(f);
+	fputs("version = 1;\n  @include \"/etc/hostname\"\n", f);
+	fclose(f);
+	snprintf(args, sizeof(args), "rules --rules %s", bad);
+	expect(2, "bad.conf:2: @include is not taken", args);
+	unlink(bad);
+	assert_int_equal(mkfifo(bad, 0600), 0);
+	expect(2, "not a regular file", args);
 	unlink(bad);
 	unlink(good);
 	rmdir(dir);
