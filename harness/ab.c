@@ -23,6 +23,8 @@
 
 /* What a side prints for `list --json` or `ab-protocol`, read back at most. */
 #define AB_OUTPUT_MAX (8u << 20)
+/* A side gets this long past its own per-case deadline to report the timeout itself. */
+#define AB_SIDE_MARGIN_S 10
 /* A side's `list` or `ab-protocol` must answer within this. */
 #define AB_QUICK_TIMEOUT_S 60
 
@@ -261,11 +263,12 @@ struct ab_case {
 static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
 		     unsigned int round, struct mg_err *err)
 {
-	char path[600], log[600], n[16], w[16], seed[32], line[256];
+	char path[600], log[600], n[16], w[16], seed[32], line[256], t[32];
 	const char *extra[] = {"--case",     is_head ? c->head_name : c->base_name,
 			       "-n",	     n,
 			       "--warmup",   w,
 			       "--seed",     seed,
+			       "--timeout",  t,
 			       "--no-gates", "--json",
 			       path};
 	struct hist_run r;
@@ -276,11 +279,13 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
 	snprintf(n, sizeof(n), "%u", o->samples);
 	snprintf(w, sizeof(w), "%u", o->warmup);
+	/* The side kills its own case at ab's deadline and says so; ab waits a little longer. */
+	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
 	/* The same workload seed for both sides of a round, another for each round. */
 	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + round);
 	unlink(path);
 	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
-		    o->timeout_s, &status, err);
+		    o->timeout_s + AB_SIDE_MARGIN_S, &status, err);
 	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
 	if (ret == -ETIMEDOUT) {
 		err->code = ECANCELED;
@@ -496,12 +501,13 @@ static size_t listed_kind(const struct listed *l, const char *kind)
 static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct listed *lh,
 		       struct hist_run *checks, struct mg_err *err)
 {
-	char path[600], log[600], line[256];
-	const char *extra[] = {"--checks", "--no-gates", "--json", path};
+	char path[600], log[600], line[256], t[32];
+	const char *extra[] = {"--checks", "--no-gates", "--timeout", t, "--json", path};
 	int status = 0, ret;
 
 	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
 	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
+	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
 	memset(checks, 0, sizeof(*checks));
 	/* Head lists no check in the selection: none to run (its exit 2 would say the same). */
 	if (!listed_kind(lh, "check"))

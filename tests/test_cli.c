@@ -526,6 +526,48 @@ static void test_nothing_compared(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A wedged QEMU under ab with --timeout 3: ab ends (exit 1, nothing compared), and nothing it
+ * started outlives it: this test is the orphans' reaper, and every one is gone within 5 s.
+ */
+static void test_ab_hung_qemu_leaves_nothing(void **state)
+{
+	char bin[256], side[512];
+	int status;
+	pid_t pid;
+
+	(void)state;
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	snprintf(side, sizeof(side), "%s --qemu tests/fixtures/qemu-hangs", bin);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execl(bin, bin, "ab", "--base", side, "--head", side, "-s", "qemu", "-k",
+		      "*backend=ram*", "--timeout", "3", "--quick", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	/* Whatever ab left is ours now: reap it; anything still running after 5 s fails. */
+	for (int i = 0; i < 500; i++) {
+		const struct timespec tick = {0, 10000000};
+		pid_t got = waitpid(-1, &status, WNOHANG);
+
+		if (got < 0 && errno == ECHILD)
+			break;
+		if (got == 0)
+			nanosleep(&tick, NULL);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
 /* Report files as root on a shared host: devices written in place, no link followed, no
  * read-only file replaced, bad paths refused before anything runs. */
 static void test_report_files(void **state)
@@ -1410,6 +1452,7 @@ int main(void)
 	    cmocka_unit_test(test_run_on_loaded_topology),
 	    cmocka_unit_test(test_rules_cli),
 	    cmocka_unit_test(test_ab_sides),
+	    cmocka_unit_test(test_ab_hung_qemu_leaves_nothing),
 	    cmocka_unit_test(test_history_cli),
 	    cmocka_unit_test(test_nothing_compared),
 	    cmocka_unit_test(test_report_files),
