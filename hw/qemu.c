@@ -81,6 +81,25 @@ static void exec_child(const char *path, char *const *argv, int in, int out, int
  * Run @path with @args, feed @feed on its stdin, keep the head of its stdout in @head (may be
  * NULL) and the tail of its stderr in @out->output; count its threads until stdout speaks.
  */
+/*
+ * Reap @pid by @deadline, killing it then: a QEMU may close its output and live on, and
+ * waitpid() alone would wait for it for ever. Returns 0, or -ETIMEDOUT when it was killed.
+ */
+static int reap_by(pid_t pid, int64_t deadline, int *status)
+{
+	const struct timespec tick = {0, THREAD_POLL_MS * 1000000L};
+	pid_t got;
+
+	while ((got = waitpid(pid, status, WNOHANG)) == 0 && util_now_ns() < deadline)
+		nanosleep(&tick, NULL);
+	if (got == pid)
+		return 0;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return -ETIMEDOUT;
+}
+
 static int spawn(const char *path, const char *const *args, const char *feed, double timeout_s,
 		 char *head, size_t head_len, struct qemu_launch *out, struct mg_err *err)
 {
@@ -175,8 +194,10 @@ static int spawn(const char *path, const char *const *args, const char *feed, do
 			}
 		}
 	}
-	while (waitpid(pid, &out->status, 0) < 0 && errno == EINTR)
-		;
+	if (reap_by(pid, deadline, &out->status) && !ret)
+		ret = mg_err_set(err, ETIMEDOUT,
+				 "%s closed its output but did not exit within %.0f s: killed",
+				 path, timeout_s);
 	out->wall_ms = (double)(util_now_ns() - t0) / 1e6;
 	if (!ret && !(WIFEXITED(out->status) && WEXITSTATUS(out->status) == 0)) {
 		size_t len = strlen(out->output);

@@ -1197,6 +1197,8 @@ static void test_qemu_suite(void **state)
 	expect(2, "--qemu /nonexistent/qemu: No such file or directory",
 	       "list --qemu /nonexistent/qemu");
 	expect(2, "is not a QEMU system emulator", "run -s hw --qemu /bin/true");
+	expect(2, "closed its output but did not exit within 10 s",
+	       "list --qemu tests/fixtures/qemu-silent");
 	assert_int_equal(setenv("PATH", "/nonexistent", 1), 0);
 	expect(0, "qemu-system-x86_64 is not on PATH", "run -s qemu");
 	assert_int_equal(setenv("PATH", saved ? saved : "/usr/bin:/bin", 1), 0);
