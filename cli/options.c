@@ -314,7 +314,7 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 
 	switch (opt) {
 	case 'n':
-		if (parse_ulong("--samples", arg, 1, 100000, &v))
+		if (parse_ulong("--samples", arg, 1, HIST_MAX_SAMPLES, &v))
 			return -EINVAL;
 		c->opts.samples = (unsigned int)v;
 		c->samples_set = true;

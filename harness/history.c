@@ -26,6 +26,9 @@ static int load_metric(const json_t *jm, struct hist_metric *m)
 	m->unit = str_of(jm, "unit");
 	m->better = strcmp(str_of(jm, "better"), "higher") ? LOWER_IS_BETTER : HIGHER_IS_BETTER;
 	m->n = json_array_size(samples);
+	/* Judging resamples every sample thousands of times: a bound keeps it to seconds. */
+	if (m->n > HIST_MAX_SAMPLES)
+		return -E2BIG;
 	m->v = calloc(m->n ? m->n : 1, sizeof(*m->v));
 	if (!m->v)
 		return -ENOMEM;
@@ -50,8 +53,10 @@ static int load_case(const json_t *jc, struct hist_case *c)
 	if (!c->metrics)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(metrics); i++) {
-		if (load_metric(json_array_get(metrics, i), &c->metrics[i]))
-			return -ENOMEM;
+		int ret = load_metric(json_array_get(metrics, i), &c->metrics[i]);
+
+		if (ret)
+			return ret;
 		c->n_metrics++;
 	}
 	return 0;
@@ -100,7 +105,15 @@ static int hist_take(struct hist_run *r, const char *path, struct mg_err *err)
 		ret = -ENOMEM;
 	}
 	for (size_t i = 0; !ret && i < json_array_size(cases); i++) {
-		if (load_case(json_array_get(cases, i), &r->cases[i]))
+		int got = load_case(json_array_get(cases, i), &r->cases[i]);
+
+		if (got == -E2BIG)
+			ret =
+			    mg_err_set(err, E2BIG,
+				       "%s: case %s has a metric of more than %d samples (memgate "
+				       "run -n takes at most that many)",
+				       path, r->cases[i].full_name, HIST_MAX_SAMPLES);
+		else if (got)
 			ret = mg_err_set(err, ENOMEM, "out of memory reading %s", path);
 		r->n_cases++;
 	}

@@ -11,6 +11,8 @@
 
 /* The results format memgate writes (`--json`) and reads back. */
 #define HISTORY_FORMAT 1
+/* Samples of one metric a results file may hold: what `run -n` allows. */
+#define HIST_MAX_SAMPLES 10000
 
 struct hist_metric {
 	const char *name, *unit;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/stats.h"
+#include "util/util.h"
 
 static void test_median_mad(void **state)
 {
@@ -226,6 +227,23 @@ static void test_mwu_nan_terminates(void **state)
 	assert_true(m.p >= 0 && m.p <= 1);
 }
 
+/* The median by selection equals the sorted one's, to the bit, with ties and both parities. */
+static void test_median_by_selection(void **state)
+{
+	struct stats_rng rng;
+	double x[301], s[301];
+
+	(void)state;
+	stats_rng_seed(&rng, 7);
+	for (size_t n = 1; n <= 301; n += 7) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = (double)stats_rng_below(&rng, n / 3 + 1) + 0.25 * (double)(i % 3);
+		memcpy(s, x, n * sizeof(*x));
+		qsort(s, n, sizeof(*s), util_cmp_double);
+		assert_true(stats_median(x, n) == stats_quantile_sorted(s, n, 0.5));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +253,7 @@ int main(void)
 	    cmocka_unit_test(test_mwu_no_ties),
 	    cmocka_unit_test(test_mwu_ties),
 	    cmocka_unit_test(test_mwu_all_tied),
+	    cmocka_unit_test(test_median_by_selection),
 	    cmocka_unit_test(test_mwu_nan_terminates),
 	    cmocka_unit_test(test_bootstrap_degenerate_and_seeded),
 	    cmocka_unit_test(test_bootstrap_coverage),
