@@ -249,6 +249,12 @@ static int dispatch(int argc, char **argv)
 		return cli_cmd_rules(argc - 1, argv + 1);
 	/* The A/B protocol: what `memgate ab` asks a side first. */
 	if (!strcmp(cmd, "ab-protocol")) {
+		struct cli c;
+		/* A side's options, as its `run` takes them: a typo is refused before ab starts. */
+		int ret = cli_parse(&c, argc - 1, argv + 1, cli_run_options, "s:k:n:", 0);
+
+		if (ret)
+			return ret;
 		puts(AB_PROTOCOL_LINE);
 		return EXIT_PASSED;
 	}

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "harness/history.h"
 #include "util/proc.h"
@@ -35,28 +36,49 @@ static void on_signal(int sig)
 	ab_interrupted = sig;
 }
 
+/* What wordexp() said, for a person. */
+static const char *wordexp_error(int ret)
+{
+	return ret == WRDE_CMDSUB    ? "a command substitution ($(...) or `...`): not run"
+	       : ret == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
+	       : ret == WRDE_SYNTAX  ? "a quote or a brace left open"
+	       : ret == WRDE_NOSPACE ? "out of memory"
+				     : "a word that cannot be expanded";
+}
+
 int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
 {
-	char *save = NULL, *w;
+	wordexp_t we;
+	size_t used = 0;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->role = role;
-	if (strlen(spec) >= sizeof(s->words))
+	if (strlen(spec) >= sizeof(s->spec))
 		return mg_err_set(err, EINVAL, "--%s: longer than %zu bytes", role,
-				  sizeof(s->words) - 1);
+				  sizeof(s->spec) - 1);
 	snprintf(s->spec, sizeof(s->spec), "%s", spec);
-	snprintf(s->words, sizeof(s->words), "%s", spec);
-	/* Blanks separate words; a side is a path and options, none of which has blanks. */
-	for (w = strtok_r(s->words, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-		if (s->argc == AB_MAX_ARGS - 1)
-			return mg_err_set(err, EINVAL, "--%s: more than %d words", role,
-					  AB_MAX_ARGS - 2);
-		s->argv[s->argc++] = w;
+	/* The words of a POSIX shell: quotes and variables, never a command substitution. */
+	ret = wordexp(spec, &we, WRDE_NOCMD);
+	if (ret)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", role, spec, wordexp_error(ret));
+	for (size_t i = 0; i < we.we_wordc && !ret; i++) {
+		size_t len = strlen(we.we_wordv[i]) + 1;
+
+		if (s->argc == AB_MAX_ARGS - 1 || used + len > sizeof(s->words)) {
+			ret = mg_err_set(err, EINVAL, "--%s: more than %d words or %zu bytes", role,
+					 AB_MAX_ARGS - 2, sizeof(s->words));
+			break;
+		}
+		memcpy(s->words + used, we.we_wordv[i], len);
+		s->argv[s->argc++] = s->words + used;
+		used += len;
 	}
-	if (!s->argc)
-		return mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing",
-				  role);
-	return 0;
+	wordfree(&we);
+	if (!ret && !s->argc)
+		ret =
+		    mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing", role);
+	return ret;
 }
 
 /* Wait for @pid until @deadline_ns; kill it past that. Returns 0 with @status, -ETIMEDOUT. */
@@ -104,9 +126,11 @@ static int spawn(const struct ab_side *s, const char *sub, const char *const *co
 
 	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
 		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
-	argv[argc++] = s->argv[0];
+	/* Wrapper words (env, taskset, nice), the memgate, the subcommand, its options. */
+	for (int i = 0; i <= s->bin; i++)
+		argv[argc++] = s->argv[i];
 	argv[argc++] = sub;
-	for (int i = 1; i < s->argc; i++)
+	for (int i = s->bin + 1; i < s->argc; i++)
 		argv[argc++] = s->argv[i];
 	for (int i = 0; i < n_common; i++)
 		argv[argc++] = common[i];
@@ -155,18 +179,50 @@ static void last_line(const char *path, char *buf, size_t len)
 	free(text);
 }
 
+/*
+ * Which word of the side is the memgate: the first whose prefix of words, asked
+ * `ab-protocol`, answers it (a wrapper such as `env VAR=1`, `taskset -c 1` or `nice` comes
+ * before it). Sets @s->bin; false when none answers.
+ */
+static bool find_memgate(struct ab_side *s, const char *path)
+{
+	int argc = s->argc, status = 0;
+	struct mg_err ignored;
+	char line[256];
+
+	for (s->bin = 0; s->bin < argc; s->bin++) {
+		s->argc = s->bin + 1; /* the words up to it, no options yet */
+		if (!spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status,
+			   &ignored) &&
+		    WIFEXITED(status) && !WEXITSTATUS(status)) {
+			last_line(path, line, sizeof(line));
+			if (!strcmp(line, AB_PROTOCOL_LINE))
+				break;
+		}
+	}
+	s->argc = argc;
+	if (s->bin < argc)
+		return true;
+	s->bin = 0;
+	return false;
+}
+
 int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
 {
 	char path[600], line[256];
 	int status = 0, ret;
 
 	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
+	find_memgate(s, path);
+	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
 	ret = spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status, err);
 	if (ret)
 		return mg_err_set(err, EPROTO, "%s", err->msg);
 	last_line(path, line, sizeof(line));
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
 		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && s->argc > s->bin + 1)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", s->role, s->spec, line);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
 		return mg_err_set(err, EPROTO,
 				  "--%s %s: does not speak the A/B protocol (`%s "

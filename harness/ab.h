@@ -20,9 +20,10 @@
 struct ab_side {
 	const char *role;	 /* "base" or "head" */
 	char spec[512];		 /* as given: "build/memgate --impl memslots.update=swap" */
-	char *argv[AB_MAX_ARGS]; /* split on blanks, into spec's copy */
+	char *argv[AB_MAX_ARGS]; /* its words, as a POSIX shell splits them, into words[] */
 	int argc;
-	char words[512];
+	int bin; /* argv[bin] is the memgate: the subcommand goes after it (wrappers before) */
+	char words[1024];
 	char version[64]; /* what --version said */
 };
 

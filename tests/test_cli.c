@@ -338,6 +338,23 @@ static void test_ab_sides(void **state)
 	expect(2, "/nonexistent/memgate", args);
 	expect(2, "ab needs --base", "ab --head build/memgate");
 	expect(0, "memgate ab-protocol 1", "ab-protocol");
+	expect(2, "unrecognized option '--bogus'", "ab-protocol --bogus");
+	/* A side is the words of a POSIX shell: wrappers before the memgate, quotes kept. */
+	snprintf(args, sizeof(args),
+		 "ab --base 'env MEMGATE_SIDE=base %s/memgate' --head 'nice -n 1 %s/memgate' -s "
+		 "memslots -k '*growth*' --quick",
+		 test_build_dir(), test_build_dir());
+	expect(0, "1 cases compared", args);
+	snprintf(args, sizeof(args),
+		 "ab --base %s/memgate --head \"%s/memgate --qemu '/nonexistent/my qemu'\" -s qemu",
+		 test_build_dir(), test_build_dir());
+	expect(2, "/nonexistent/my qemu: No such file", args);
+	snprintf(args, sizeof(args), "ab --base %s/memgate --head '%s/memgate --bogus' -s memslots",
+		 test_build_dir(), test_build_dir());
+	expect(2, "unrecognized option '--bogus'", args);
+	snprintf(args, sizeof(args), "ab --base %s/memgate --head '%s/memgate $(id)' -s memslots",
+		 test_build_dir(), test_build_dir());
+	expect(2, "a command substitution", args);
 	/* A head that speaks the protocol but dies on its runs: each case an ERROR, exit 1. */
 	f = fopen("/tmp/memgate-crash-head.sh", "w");
 	assert_non_null(f);
