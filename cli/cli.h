@@ -3,6 +3,7 @@
 #define MG_CLI_CLI_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -129,6 +130,16 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	      int max_args);
+
+/*
+ * A stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) between cli_signals_defer() and
+ * cli_signals_restore() only sets cli_late_signal: the command finishes its reports and
+ * cleans up, then exits 128 + the signal. Code that handles signals itself (the runner, ab)
+ * installs its own handlers inside and puts these back.
+ */
+extern volatile sig_atomic_t cli_late_signal;
+void cli_signals_defer(void);
+void cli_signals_restore(void);
 
 /**
  * cli_load_hw() - this host, --topology @spec or the record --host @host_dir (both NULL: this

@@ -182,8 +182,11 @@ int cli_cmd_ab(int argc, char **argv)
 		goto out_hw;
 	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size), shard);
 	o.common = common;
+	/* From the scratch folder on, a stop signal waits for the reports and the clean-up. */
+	cli_signals_defer();
 	if (make_workdir(dir, sizeof(dir))) {
 		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
+		cli_signals_restore();
 		ret = EXIT_HARNESS;
 		goto out_hw;
 	}
@@ -191,6 +194,10 @@ int cli_cmd_ab(int argc, char **argv)
 	if (ab_check_protocol(&base, &o, &err) || ab_check_protocol(&head, &o, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		ret = EXIT_USAGE;
+		goto out_dir;
+	}
+	if (cli_late_signal) {
+		ret = 0;
 		goto out_dir;
 	}
 	ret = ab_run(&base, &head, &o, &out, &err);
@@ -229,6 +236,11 @@ int cli_cmd_ab(int argc, char **argv)
 	ab_outcome_release(&out);
 out_dir:
 	remove_workdir(dir);
+	cli_signals_restore();
+	if (cli_late_signal && ret < 128) {
+		fprintf(stderr, "memgate: interrupted by signal %d\n", cli_late_signal);
+		ret = 128 + cli_late_signal;
+	}
 out_hw:
 	reserve_restore();
 	hw_release(&hw);

@@ -16,6 +16,31 @@
 #include "util/text.h"
 #include "util/util.h"
 
+volatile sig_atomic_t cli_late_signal;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static struct sigaction saved_actions[ARRAY_SIZE(stop_signals)];
+
+static void note_signal(int sig)
+{
+	cli_late_signal = sig;
+}
+
+void cli_signals_defer(void)
+{
+	struct sigaction sa = {.sa_handler = note_signal};
+
+	cli_late_signal = 0;
+	sigemptyset(&sa.sa_mask);
+	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
+		sigaction(stop_signals[s], &sa, &saved_actions[s]);
+}
+
+void cli_signals_restore(void)
+{
+	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
+		sigaction(stop_signals[s], &saved_actions[s], NULL);
+}
+
 /* Detect the host or load SPEC; bad input is the user's (2), anything else the harness's (3). */
 int cli_load_hw(struct hw_info *hw, const char *spec, const char *host_dir)
 {

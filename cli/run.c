@@ -319,19 +319,6 @@ static int judge_baseline(const struct cli *c, const struct hw_info *hw,
 	return ret;
 }
 
-/*
- * A stop signal after the cases (during the gates, the baseline judging, the reports) must
- * not lose the reports: it is noted, what is left to judge is skipped, the reports are
- * written, and the exit status says which signal (128 + N).
- */
-static volatile sig_atomic_t late_signal;
-static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-static void note_signal(int sig)
-{
-	late_signal = sig;
-}
-
 static int run_cases(const struct cli *c, const struct hw_info *hw, const struct case_inst *insts,
 		     size_t n)
 {
@@ -351,29 +338,26 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 
 	if (!results)
 		return EXIT_HARNESS;
-	struct sigaction sa = {.sa_handler = note_signal}, old[ARRAY_SIZE(stop_signals)];
-
 	cli_report_init(&rep, c, hw, results, n);
-	late_signal = 0;
-	sigemptyset(&sa.sa_mask);
-	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
-		sigaction(stop_signals[s], &sa, &old[s]);
+	/* A stop signal after the cases (gates, baseline judging, reports) must not lose the
+	 * reports: it is noted, what is left to judge skipped, the reports written. */
+	cli_signals_defer();
 	opts.progress = isatty(STDERR_FILENO);
 	opts.on_result = show_case;
 	opts.on_result_arg = stdout;
 	ret = runner_run(insts, n, hw, &opts, results, &err);
-	if (!ret && late_signal)
-		ret = late_signal;
+	if (!ret && cli_late_signal)
+		ret = cli_late_signal;
 	/* Gates judge complete runs only: an interrupted one reports its cases alone. */
 	if (!ret && !c->no_gates &&
 	    gates_evaluate(&c->rules, suites, n_suites, results, n, &opts, &gates))
 		ret = mg_err_set(&err, ENOMEM, "out of memory judging the gates");
-	if (!ret && late_signal)
-		ret = late_signal;
+	if (!ret && cli_late_signal)
+		ret = cli_late_signal;
 	if (!ret && !c->no_gates)
 		ret = resample_inconclusive(&c->rules, insts, results, n, hw, &opts, &gates, &err);
-	if (!ret && late_signal)
-		ret = late_signal;
+	if (!ret && cli_late_signal)
+		ret = cli_late_signal;
 	if (!ret && c->baseline && judge_baseline(c, hw, results, n, &base, &history, &n_history))
 		status = EXIT_USAGE;
 	all = merge_results(results, n, &gates, &base, &n_all);
@@ -390,10 +374,9 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	print_summaries(&rep, stdout);
 	if (cli_write_reports(c, &rep))
 		status = EXIT_HARNESS;
-	if (!ret && late_signal)
-		ret = late_signal;
-	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
-		sigaction(stop_signals[s], &old[s], NULL);
+	if (!ret && cli_late_signal)
+		ret = cli_late_signal;
+	cli_signals_restore();
 	if (ret < 0) {
 		fprintf(stderr, "memgate: harness failure: %s\n", err.msg);
 		status = EXIT_HARNESS;

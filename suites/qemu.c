@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,9 +138,16 @@ static int private_hugetlbfs(char *dir, size_t len, char *why, size_t why_len)
 			 "in a private mount namespace");
 		return -EPERM;
 	}
-	snprintf(dir, len, "/tmp/memgate-hugetlbfs-XXXXXX");
+	/*
+	 * Over /mnt, seen only in this namespace: nothing is made outside it, so nothing is left
+	 * behind whenever the case ends (a folder of its own in /tmp was, after a kill).
+	 */
+	struct stat st;
+	bool mnt = !lstat("/mnt", &st) && S_ISDIR(st.st_mode);
+
+	snprintf(dir, len, mnt ? "/mnt" : "/tmp/memgate-hugetlbfs-XXXXXX");
 	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    !mkdtemp(dir) || mount("memgate", dir, "hugetlbfs", 0, "pagesize=2M")) {
+	    (!mnt && !mkdtemp(dir)) || mount("memgate", dir, "hugetlbfs", 0, "pagesize=2M")) {
 		int e = errno;
 
 		snprintf(why, why_len, "cannot mount a hugetlbfs in a private namespace: %s",
