@@ -13,6 +13,13 @@
 /* Bootstrap resamples: the 2.5% and 97.5% points, and p-values down to 1/4001. */
 #define VERDICT_RESAMPLES 4000
 
+static unsigned int resamples = VERDICT_RESAMPLES;
+
+void verdict_set_resamples(unsigned int n)
+{
+	resamples = n >= 40 ? n : 40;
+}
+
 const char *verdict_name(enum verdict v)
 {
 	static const char *const names[] = {"pass", "improved", "inconclusive", "regression"};
@@ -98,8 +105,7 @@ enum verdict verdict_paired(const double *base, const double *head, size_t n,
 	if (!k)
 		goto out;
 	f->worse = stats_median(r, k);
-	if (stats_bootstrap_median_ci(r, k, VERDICT_RESAMPLES, 0.95, seed, &f->worse_lo,
-				      &f->worse_hi))
+	if (stats_bootstrap_median_ci(r, k, resamples, 0.95, seed, &f->worse_lo, &f->worse_hi))
 		f->worse_lo = f->worse_hi = f->worse;
 	if (k < 2 || stats_t_greater(d, k, &f->p))
 		f->p = 1;
@@ -147,7 +153,7 @@ enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_ru
 	f->n_head = n_head;
 	rb = malloc((n_runs * longest + 1) * sizeof(*rb));
 	rh = malloc((n_head + 1) * sizeof(*rh));
-	ws = malloc(VERDICT_RESAMPLES * sizeof(*ws));
+	ws = malloc(resamples * sizeof(*ws));
 	if (!off || !rb || !rh || !ws || !n_base || !n_head)
 		goto out;
 	f->base_median = stats_median(base, n_base);
@@ -156,7 +162,7 @@ enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_ru
 		goto out;
 	f->worse = f->base_median == 0 ? 1 : worse_of(f->base_median, f->head_median, better);
 	stats_rng_seed(&rng, seed);
-	for (size_t b = 0; b < VERDICT_RESAMPLES; b++) {
+	for (size_t b = 0; b < resamples; b++) {
 		resample_runs(base, run_len, off, n_runs, &rng, rb, &nb);
 		for (size_t i = 0; i < n_head; i++)
 			rh[i] = head[stats_rng_below(&rng, n_head)];
@@ -166,11 +172,11 @@ enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_ru
 		ws[b] = mb == 0 && mh == 0 ? 1 : worse_of(mb, mh, better);
 		at_or_under += ws[b] <= 1 + tolerance;
 	}
-	qsort(ws, VERDICT_RESAMPLES, sizeof(*ws), util_cmp_double);
-	f->worse_lo = stats_quantile_sorted(ws, VERDICT_RESAMPLES, 0.025);
-	f->worse_hi = stats_quantile_sorted(ws, VERDICT_RESAMPLES, 0.975);
+	qsort(ws, resamples, sizeof(*ws), util_cmp_double);
+	f->worse_lo = stats_quantile_sorted(ws, resamples, 0.025);
+	f->worse_hi = stats_quantile_sorted(ws, resamples, 0.975);
 	/* The +1s keep a p-value from being 0 on a finite number of resamples. */
-	f->p = (double)(at_or_under + 1) / (VERDICT_RESAMPLES + 1);
+	f->p = (double)(at_or_under + 1) / (resamples + 1);
 	mann_whitney(base, n_base, head, n_head, f);
 out:
 	free(off);

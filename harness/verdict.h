@@ -54,6 +54,12 @@ enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_ru
 			  const double *head, size_t n_head, enum metric_better better,
 			  double tolerance, uint64_t seed, struct verdict_figures *f);
 
+/**
+ * verdict_set_resamples() - the bootstrap's resamples from now on (4000 by default, at least
+ * 40): for a fuzz target, which tests the logic on many inputs, not the precision.
+ */
+void verdict_set_resamples(unsigned int n);
+
 /** verdict_name() - "pass", "improved", "inconclusive", "regression". */
 const char *verdict_name(enum verdict v);
 
