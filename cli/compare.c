@@ -344,11 +344,7 @@ static int history_dir(const char *path)
 {
 	struct stat st;
 
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	return util_make_dir(path, 0755, &st);
 }
 
 /*

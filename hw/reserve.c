@@ -156,14 +156,11 @@ static void arm_restore(void)
 static int own_dir(const char *path)
 {
 	struct stat st;
+	int ret = util_make_dir(path, 0755, &st);
 
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022))
+	if (ret == -ENOTDIR || (!ret && (st.st_uid != geteuid() || (st.st_mode & 022))))
 		return -EPERM;
-	return 0;
+	return ret;
 }
 
 /* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL" line a pool. */

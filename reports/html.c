@@ -675,10 +675,11 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 static int files_dir(const char *full, struct mg_err *err)
 {
 	struct stat st;
+	int ret = util_make_dir(full, 0755, &st);
 
-	if (mkdir(full, 0755) && errno != EEXIST)
-		return mg_err_set(err, errno, "--html: cannot make %s: %s", full, strerror(errno));
-	if (lstat(full, &st) || !S_ISDIR(st.st_mode))
+	if (ret && ret != -ENOTDIR)
+		return mg_err_set(err, -ret, "--html: cannot make %s: %s", full, strerror(-ret));
+	if (ret)
 		return mg_err_set(err, ENOTDIR,
 				  "--html: %s is %s, not the folder of the page's charts", full,
 				  S_ISLNK(st.st_mode) ? "a link" : "not a folder");

@@ -470,6 +470,18 @@ static void set_cases(const char *from, const char *to, const char *field, const
 	json_decref(root);
 }
 
+/* Copy results @from to @to with member @key of @object (NULL: the top) set to @value. */
+static void set_member(const char *from, const char *to, const char *object, const char *key,
+		       const char *value)
+{
+	json_t *root = json_load_file(from, 0, NULL);
+
+	assert_non_null(root);
+	json_object_set_new(object ? json_object_get(root, object) : root, key, json_string(value));
+	assert_int_equal(json_dump_file(root, to, 0), 0);
+	json_decref(root);
+}
+
 /*
  * A comparison of nothing is never a pass: a zero side, no shared case, a head whose cases
  * broke, base cases that failed, a history from the future, a selection that matches nothing.
@@ -479,7 +491,6 @@ static void test_nothing_compared(void **state)
 	char dir[] = "/tmp/memgate-nothing-XXXXXX", args[1024], a[64], b[64], hist[64];
 	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4";
 	char cmd[1024];
-	json_t *future;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -504,29 +515,16 @@ static void test_nothing_compared(void **state)
 	snprintf(args, sizeof(args), "compare %s %s", b, a);
 	expect(1, "nothing compared", args);
 	/* A run dated in the future never becomes a baseline. */
-	future = json_load_file(a, 0, NULL);
-	assert_non_null(future);
-	json_object_set_new(future, "timestamp", json_string("2999-01-01T00:00:00"));
-	assert_int_equal(json_dump_file(future, b, 0), 0);
-	json_decref(future);
+	set_member(a, b, NULL, "timestamp", "2999-01-01T00:00:00");
 	snprintf(args, sizeof(args), "baseline add %s %s", b, hist);
 	expect(0, "filed", args);
 	snprintf(args, sizeof(args), "run %s --baseline %s", sel, hist);
 	expect(0, "is not a time it could have been made at", args);
 	/* baseline add: nothing in the file leads out of the history, nothing is half-filed. */
-	future = json_load_file(a, 0, NULL);
-	assert_non_null(future);
-	json_object_set_new(json_object_get(future, "host_class"), "hash",
-			    json_string("../../outside"));
-	assert_int_equal(json_dump_file(future, b, 0), 0);
-	json_decref(future);
+	set_member(a, b, "host_class", "hash", "../../outside");
 	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
 	expect(2, "is not 16 hex digits", args);
-	future = json_load_file(a, 0, NULL);
-	assert_non_null(future);
-	json_object_set_new(future, "memgate_commit", json_string("../../x y"));
-	assert_int_equal(json_dump_file(future, b, 0), 0);
-	json_decref(future);
+	set_member(a, b, NULL, "memgate_commit", "../../x y");
 	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
 	expect(0, "-.._.._x_y.json", args);
 	expect(2, "filed already", args);

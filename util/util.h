@@ -2,7 +2,9 @@
 #ifndef MG_UTIL_UTIL_H
 #define MG_UTIL_UTIL_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* Elements of an array (not a pointer: the compiler then says so through the division). */
@@ -29,6 +31,20 @@ static inline int64_t util_now_ns(void)
 }
 
 /** util_cmp_double() - qsort() order of doubles, ascending (NaNs compare equal to all). */
+/*
+ * util_make_dir() - folder @path, made with @mode when missing. Returns 0 with what lstat()
+ * says of it in @st, -ENOTDIR when it is a link or not a folder (what memgate writes into
+ * must not lead elsewhere), or -errno.
+ */
+static inline int util_make_dir(const char *path, mode_t mode, struct stat *st)
+{
+	if (mkdir(path, mode) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, st))
+		return -errno;
+	return S_ISDIR(st->st_mode) ? 0 : -ENOTDIR;
+}
+
 static inline int util_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
