@@ -26,7 +26,7 @@ int cli_cmd_merge(int argc, char **argv)
 		return cli_usage_error("merge needs --json FILE: where the merged results go");
 	if ((ret = cli_check_reports(&c)))
 		return ret;
-	shards = calloc((size_t)c.n_args, sizeof(*shards));
+	shards = calloc((size_t)c.n_args, sizeof(json_t *));
 	if (!shards)
 		return EXIT_HARNESS;
 	for (; n < c.n_args && !ret; n++) {

@@ -231,7 +231,7 @@ static void test_mwu_nan_terminates(void **state)
 static void test_median_by_selection(void **state)
 {
 	struct stats_rng rng;
-	double x[301], s[301];
+	double x[301] = {0}, s[301];
 
 	(void)state;
 	stats_rng_seed(&rng, 7);

@@ -38,10 +38,11 @@ static inline int64_t util_now_ns(void)
  */
 static inline int util_make_dir(const char *path, mode_t mode, struct stat *st)
 {
+	*st = (struct stat){0};
 	if (mkdir(path, mode) && errno != EEXIST)
-		return -errno;
+		return errno ? -errno : -EIO;
 	if (lstat(path, st))
-		return -errno;
+		return errno ? -errno : -EIO;
 	return S_ISDIR(st->st_mode) ? 0 : -ENOTDIR;
 }
 
