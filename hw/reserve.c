@@ -4,9 +4,9 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +168,6 @@ static int write_state(void)
 {
 	char tmp[160];
 	FILE *f;
-
 	int fd, ret = own_dir(STATE_DIR);
 
 	if (ret)
@@ -360,12 +359,23 @@ static int open_lock(void)
 	return fd;
 }
 
+/* Wait at most @wait_s seconds for the lock on @fd. Returns true once it is held. */
+static bool wait_lock(int fd, unsigned int wait_s)
+{
+	const struct timespec tick = {0, 20000000};
+	int64_t deadline = util_now_ns() + (int64_t)wait_s * 1000000000;
+
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK || util_now_ns() >= deadline)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return true;
+}
+
 int reserve_lock(unsigned int wait_s, struct mg_err *err)
 {
-	const struct timespec tick = {0, 200000000};
-	int64_t deadline = util_now_ns() + (int64_t)wait_s * 1000000000;
 	char holder[32] = "";
-	bool said = false;
 	int fd;
 
 	if (lock_fd >= 0)
@@ -378,10 +388,15 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 					"or its lock is a link or another user's: not "
 					"trusted"
 				      : strerror(-fd));
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ssize_t n;
 
-		if (errno != EWOULDBLOCK || util_now_ns() >= deadline) {
+		if (wait_s && errno == EWOULDBLOCK)
+			fprintf(stderr,
+				"memgate: waiting for another memgate's hugetlb reservation "
+				"to end (%u s at most)\n",
+				wait_s);
+		if (!wait_lock(fd, wait_s)) {
 			n = pread(fd, holder, sizeof(holder) - 1, 0);
 			holder[n > 0 ? n : 0] = '\0';
 			holder[strcspn(holder, "\n")] = '\0';
@@ -392,14 +407,6 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 					  holder[0] ? holder : "?", RESERVE_DIR,
 					  wait_s ? "; gave up waiting" : "");
 		}
-		if (!said && wait_s) {
-			fprintf(stderr,
-				"memgate: waiting for another memgate's hugetlb reservation "
-				"to end (%u s at most)\n",
-				wait_s);
-			said = true;
-		}
-		nanosleep(&tick, NULL);
 	}
 	/* Who holds it, for the next one's message. */
 	if (ftruncate(fd, 0) == 0) {
@@ -431,20 +438,6 @@ static bool holder_dead(int fd)
 	buf[n] = '\0';
 	pid = strtol(buf, NULL, 10);
 	return pid_gone(pid);
-}
-
-/* Wait at most @wait_s seconds for the lock on @fd. Returns true once it is held. */
-static bool wait_lock(int fd, unsigned int wait_s)
-{
-	const struct timespec tick = {0, 20000000};
-	int64_t deadline = util_now_ns() + (int64_t)wait_s * 1000000000;
-
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		if (errno != EWOULDBLOCK || util_now_ns() >= deadline)
-			return false;
-		nanosleep(&tick, NULL);
-	}
-	return true;
 }
 
 int reserve_recover(FILE *out)
