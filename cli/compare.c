@@ -379,6 +379,7 @@ int cli_cmd_baseline(int argc, char **argv)
 	struct hist_run r;
 	struct mg_err err = {0};
 	char sub[1024], dst[1200], stamp[32], commit[48];
+	const char *bad;
 	char *text = NULL;
 	int ret = cli_parse(&c, argc, argv, cli_plain_options, "", 3);
 
@@ -401,9 +402,10 @@ int cli_cmd_baseline(int argc, char **argv)
 	file_word(r.commit, commit, sizeof(commit));
 	snprintf(sub, sizeof(sub), "%s/%s", c.args[2], r.host_hash);
 	snprintf(dst, sizeof(dst), "%s/%s-%s.json", sub, stamp, commit);
-	if ((ret = history_dir(c.args[2])) || (ret = history_dir(sub))) {
-		fprintf(stderr, "memgate: baseline add: %s: %s\n",
-			ret == -ENOTDIR ? sub : c.args[2],
+	bad = (ret = history_dir(c.args[2])) ? c.args[2] : (ret = history_dir(sub)) ? sub : NULL;
+	if (bad) {
+		/* Name the folder that failed, the history's or its host class's. */
+		fprintf(stderr, "memgate: baseline add: %s: %s\n", bad,
 			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
 		ret = EXIT_HARNESS;
 		goto out;
