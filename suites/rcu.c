@@ -206,7 +206,8 @@ static void perf_boot(struct case_ctx *ctx)
 	for (unsigned int m = 0; m < ARRAY_SIZE(boot_metrics); m++)
 		case_counter(ctx, m, "clock");
 	case_interleave(&arms);
-	/* The real round trip where KVM ran, to set the model by: --guest-exit-ns. */
+	/* The exits' measured mean round trip: where KVM ran, the figure to set the model by
+	 * (--guest-exit-ns); where modelled, the model's own time and its overshoot. */
 	if (bc.boots)
 		case_prop(ctx, "guest.exit_ns", "%.0f", bc.exit_ns_sum / bc.boots);
 }
