@@ -76,6 +76,10 @@ enum {
 	OPT_RECORD,
 	OPT_GUEST,
 	OPT_GUEST_EXIT_NS,
+	OPT_COUNTER,
+	OPT_FD,
+	OPT_DEADLINE_NS,
+	OPT_DUMP,
 };
 
 struct cli {
@@ -109,14 +113,20 @@ struct cli {
 	bool json_out;
 	bool samples_set, warmup_set;
 	bool reserve;
+	enum counter_kind counter; /* --counter as given (auto resolves in cli_plan) */
+	bool counter_set;
+	/* case-exec: the result pipe, the case's deadline, callgrind's dump file */
+	unsigned long fd;
+	long long deadline_ns;
+	const char *dump;
 	struct impl_opts impl;
 	struct run_opts opts;
 };
 
 /* The option tables of the commands (options.c). */
 extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
-    cli_ab_options[], cli_compare_options[], cli_rules_options[], cli_plain_options[],
-    cli_merge_options[];
+    cli_case_exec_options[], cli_ab_options[], cli_compare_options[], cli_rules_options[],
+    cli_plain_options[], cli_merge_options[];
 
 /** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
 int cli_print_usage(void);
@@ -157,6 +167,12 @@ int cli_expand(const struct cli *c, const struct hw_info *hw, struct case_inst *
  * cli_plan() - what list and run share: parse, load the rules, describe the host, expand.
  * Returns 0 (release the rules, @hw and @insts) or an exit status (nothing to release).
  */
+/**
+ * cli_resolve_counter() - --counter as this host can count it (auto: instructions, simulated or
+ * tsc) into @c->opts.counter. Returns 0, or EXIT_USAGE having said why it cannot.
+ */
+int cli_resolve_counter(struct cli *c);
+
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	     struct hw_info *hw, struct case_inst **insts, size_t *n);
 
@@ -189,6 +205,8 @@ int cli_reserve_pool(const struct hw_info *hw, struct run_opts *opts, const stru
 /* The commands: each takes its arguments after the command word, returns an exit status. */
 int cli_cmd_list(int argc, char **argv);
 int cli_cmd_run(int argc, char **argv);
+/** cli_cmd_case_exec() - `memgate case-exec`: one case in this process (see runner.c). */
+int cli_cmd_case_exec(int argc, char **argv);
 int cli_cmd_rules(int argc, char **argv);
 int cli_cmd_ab(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);

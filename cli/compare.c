@@ -97,6 +97,11 @@ static int ab_common(const struct cli *c, const char **argv, int max, char *numb
 		argv[n++] = "--quick";
 	if (c->opts.long_run && n + 1 < max)
 		argv[n++] = "--long";
+	/* Resolved once here, so that both sides count alike (auto would resolve on each). */
+	if (c->counter_set && n + 2 < max) {
+		argv[n++] = "--counter";
+		argv[n++] = counter_name(c->opts.counter);
+	}
 	if (c->shards && n + 2 < max) {
 		snprintf(shard, 32, "%lu/%lu", c->shard, c->shards);
 		argv[n++] = "--shard";
@@ -169,7 +174,7 @@ int cli_cmd_ab(int argc, char **argv)
 
 	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
 		return ret;
-	if ((ret = cli_load_hw(&hw, NULL, NULL)))
+	if ((ret = cli_resolve_counter(&c)) || (ret = cli_load_hw(&hw, NULL, NULL)))
 		goto out_rules;
 	if ((ret = ab_setup(&c, &hw, &base, &head, &o, context, sizeof(context))))
 		goto out_hw;

@@ -139,6 +139,17 @@ static int find_qemu(struct cli *c, const struct case_inst *insts, size_t n)
 	return 0;
 }
 
+int cli_resolve_counter(struct cli *c)
+{
+	struct mg_err err = {0};
+
+	if (counter_resolve(c->counter_set ? c->counter : COUNTER_TSC, &c->opts.counter, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
 	     struct hw_info *hw, struct case_inst **insts, size_t *n)
 {
@@ -146,6 +157,10 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 
 	if (ret || (ret = cli_load_rules(c)))
 		return ret;
+	if ((ret = cli_resolve_counter(c))) {
+		rules_release(&c->rules);
+		return ret;
+	}
 	if ((ret = cli_load_hw(hw, c->topology, c->host_dir))) {
 		rules_release(&c->rules);
 		return ret;
@@ -273,6 +288,8 @@ static int dispatch(int argc, char **argv)
 	if (!strcmp(cmd, "rules"))
 		return cli_cmd_rules(argc - 1, argv + 1);
 	/* The A/B protocol: what `memgate ab` asks a side first. */
+	if (!strcmp(cmd, "case-exec"))
+		return cli_cmd_case_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "ab-protocol")) {
 		struct cli c;
 		/* A side's options, as its `run` takes them: a typo is refused before ab starts. */

@@ -24,7 +24,7 @@ static const char usage_text[] =
     "        --record DIR writes what memgate reads of this host into DIR\n"
     "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
     "[--json]\n"
-    "        [--rules FILE] [--topology SPEC | --host DIR] [--qemu PATH]\n"
+    "        [--rules FILE] [--topology SPEC | --host DIR] [--qemu PATH] [--counter C]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
@@ -32,12 +32,13 @@ static const char usage_text[] =
     "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
     "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
-    "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS]\n"
+    "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS] [--counter C]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
     "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick] [--long]\n"
     "        [--junit FILE] [--json FILE] [--rules FILE] [--reserve-hugepages] [--size SIZE]\n"
+    "        [--counter C]\n"
     "        is head slower than base? Every shared perf case, the two builds in turn,\n"
     "        each round a fresh process of each; head's checks run once\n"
     "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--rules FILE]\n"
@@ -88,6 +89,11 @@ static const char usage_text[] =
     "      --guest MODE      the vCPU of the rcu boot: auto (KVM's where /dev/kvm is\n"
     "                        usable, else modelled), kvm, or modelled\n"
     "      --guest-exit-ns NS  a modelled exit's round trip (default 2000)\n"
+    "      --counter C       what the CPU-bound cases (memslots, the rcu read side and\n"
+    "                        queue) count: tsc (cycles, the default), instructions (the\n"
+    "                        PMU, user space), simulated (instructions, D1 and LL misses\n"
+    "                        under valgrind's callgrind), auto (instructions where the\n"
+    "                        PMU counts, else simulated); the other cases stay on clocks\n"
     "      --host DIR        plan from a host recorded by `memgate hw --record DIR` (its\n"
     "                        topology, CPUID and kernel facts); as with --topology\n"
     "\n"
@@ -174,6 +180,7 @@ const struct option cli_list_options[] = {
     {"rules", required_argument, NULL, OPT_RULES},
     {"impl", required_argument, NULL, OPT_IMPL},
     {"suite", required_argument, NULL, 's'},
+    {"counter", required_argument, NULL, OPT_COUNTER},
     {"filter", required_argument, NULL, 'k'},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"host", required_argument, NULL, OPT_HOST},
@@ -197,10 +204,29 @@ const struct option cli_run_options[] = {
     SAMPLED_RUN_OPTIONS,
     {"guest", required_argument, NULL, OPT_GUEST},
     {"guest-exit-ns", required_argument, NULL, OPT_GUEST_EXIT_NS},
+    {"counter", required_argument, NULL, OPT_COUNTER},
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"host", required_argument, NULL, OPT_HOST},
     {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+/* Internal: what a counted case's child hands itself under callgrind (runner.c). */
+const struct option cli_case_exec_options[] = {
+    {"fd", required_argument, NULL, OPT_FD},
+    {"deadline-ns", required_argument, NULL, OPT_DEADLINE_NS},
+    {"dump", required_argument, NULL, OPT_DUMP},
+    {"case", required_argument, NULL, OPT_CASE},
+    {"impl", required_argument, NULL, OPT_IMPL},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"guest", required_argument, NULL, OPT_GUEST},
+    {"guest-exit-ns", required_argument, NULL, OPT_GUEST_EXIT_NS},
+    {"samples", required_argument, NULL, 'n'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"long", no_argument, NULL, OPT_LONG},
     {NULL, 0, NULL, 0},
 };
 
@@ -210,6 +236,7 @@ const struct option cli_ab_options[] = {
     {"head", required_argument, NULL, OPT_HEAD},
     {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"confirm-rounds", required_argument, NULL, OPT_CONFIRM_ROUNDS},
+    {"counter", required_argument, NULL, OPT_COUNTER},
     {"rules", required_argument, NULL, OPT_RULES},
     {"label", required_argument, NULL, OPT_LABEL},
     {"size", required_argument, NULL, OPT_SIZE},
@@ -350,10 +377,30 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 		c->opts.guest = (enum run_guest)g;
 		return 0;
 	}
+	case OPT_COUNTER:
+		if (counter_parse(arg, &c->counter) < 0) {
+			cli_usage_error(
+			    "--counter expects tsc, instructions, simulated or auto, got "
+			    "'%s'",
+			    arg);
+			return -EINVAL;
+		}
+		c->counter_set = true;
+		return 0;
 	case OPT_GUEST_EXIT_NS:
 		if (parse_ulong("--guest-exit-ns", arg, 1, 1000000000, &v))
 			return -EINVAL;
 		c->opts.guest_exit_ns = v;
+		return 0;
+	case OPT_FD:
+		return parse_ulong("--fd", arg, 0, INT_MAX, &c->fd);
+	case OPT_DEADLINE_NS:
+		if (parse_ulong("--deadline-ns", arg, 0, LLONG_MAX, &v))
+			return -EINVAL;
+		c->deadline_ns = (long long)v;
+		return 0;
+	case OPT_DUMP:
+		c->dump = arg;
 		return 0;
 	case OPT_SHARD:
 		return parse_shard(arg, &c->shard, &c->shards);
@@ -493,6 +540,8 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, 
 		c->args[c->n_args++] = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
+	c->opts.samples_set = c->samples_set;
+	c->opts.warmup_set = c->warmup_set;
 	if (c->opts.quick && !c->samples_set)
 		c->opts.samples = QUICK_SAMPLES;
 	if (c->opts.quick && !c->warmup_set)

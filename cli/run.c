@@ -66,7 +66,7 @@ static void list_gates(const struct cli *c, const struct case_inst *insts, size_
 	}
 }
 
-static int list_json(const struct case_inst *insts, size_t n);
+static int list_json(const struct case_inst *insts, size_t n, enum counter_kind k);
 
 int cli_cmd_list(int argc, char **argv)
 {
@@ -79,7 +79,7 @@ int cli_cmd_list(int argc, char **argv)
 	if (ret)
 		return ret;
 	if (c.json_out) {
-		ret = list_json(insts, n);
+		ret = list_json(insts, n, c.opts.counter);
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -91,7 +91,7 @@ int cli_cmd_list(int argc, char **argv)
 		for (unsigned int m = 0; m < d->n_metrics; m++)
 			printf("%s%s", m ? ", " : " [", d->metrics[m].name);
 		if (d->n_metrics)
-			printf(" in %s, %s is better]", d->metrics[0].unit,
+			printf(" in %s, %s is better]", case_metric_unit(d, 0, c.opts.counter),
 			       d->metrics[0].better == LOWER_IS_BETTER ? "lower" : "higher");
 		putchar('\n');
 	}
@@ -430,7 +430,7 @@ int cli_cmd_run(int argc, char **argv)
 }
 
 /* `list --json`: what `memgate ab` reads of a side: names, kinds, suites, metrics. */
-static int list_json(const struct case_inst *insts, size_t n)
+static int list_json(const struct case_inst *insts, size_t n, enum counter_kind k)
 {
 	json_t *arr = json_array();
 	int ret;
@@ -443,7 +443,7 @@ static int list_json(const struct case_inst *insts, size_t n)
 		for (unsigned int m = 0; m < d->n_metrics; m++)
 			json_array_append_new(
 			    metrics, json_pack("{s:s, s:s, s:s}", "name", d->metrics[m].name,
-					       "unit", d->metrics[m].unit, "better",
+					       "unit", case_metric_unit(d, m, k), "better",
 					       d->metrics[m].better == LOWER_IS_BETTER ? "lower"
 										       : "higher"));
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:o}", "name",
@@ -455,5 +455,38 @@ static int list_json(const struct case_inst *insts, size_t n)
 	ret = arr && !json_dumpf(arr, stdout, JSON_INDENT(1)) ? EXIT_PASSED : EXIT_HARNESS;
 	putchar('\n');
 	json_decref(arr);
+	return ret;
+}
+
+int cli_cmd_case_exec(int argc, char **argv)
+{
+	struct cli c;
+	struct hw_info hw;
+	struct case_inst *insts = NULL;
+	size_t n = 0;
+	int ret;
+
+	/* jansson seeds its hash tables at random: which buckets the events touch would move the
+	 * misses from run to run. */
+	json_object_seed(1);
+	ret = cli_parse(&c, argc, argv, cli_case_exec_options, "n:", 0);
+
+	if (ret)
+		return ret;
+	if (c.n_names != 1 || !c.dump || !c.deadline_ns)
+		return cli_usage_error(
+		    "case-exec is memgate's own: --fd, --case, --deadline-ns and "
+		    "--dump, from its runner");
+	c.opts.counter = COUNTER_SIMULATED;
+	c.opts.sim_dump = c.dump;
+	/* No host: see runner.c on why a counted case plans without it. */
+	memset(&hw, 0, sizeof(hw));
+	ret = cli_expand(&c, &hw, &insts, &n);
+	if (!ret && n != 1)
+		ret = cli_usage_error("case-exec: no case named %s", c.names[0]);
+	if (!ret)
+		runner_case_exec(&insts[0], &hw, &c.opts, (int)c.fd, c.deadline_ns);
+	free(insts);
+	hw_release(&hw);
 	return ret;
 }

@@ -96,3 +96,10 @@ bool case_any_matches(const struct case_inst *insts, size_t n, const char *glob)
 			return true;
 	return false;
 }
+
+const char *case_metric_unit(const struct case_def *d, unsigned int m, enum counter_kind k)
+{
+	const char *unit = d->metrics[m].unit;
+
+	return d->counted && !strcmp(unit, "cycles") ? counter_unit(k) : unit;
+}

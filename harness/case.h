@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hw/counter.h"
 #include "hw/hw.h"
 #include "hw/measure.h"
 #include "hw/qemu.h"
@@ -70,6 +71,10 @@ struct case_def {
 	const char *doc;    /* one line for `memgate list` */
 	const struct metric_def *metrics;
 	unsigned int n_metrics;
+	/* CPU-bound: its "cycles" metrics are counted with --counter (tsc, instructions or
+	 * simulated), and under simulated it runs under callgrind, planned without the host:
+	 * its expand() must not read @hw. */
+	bool counted;
 	/*
 	 * The parameter matrix, built from the host: fills at most @max sets and returns how
 	 * many. NULL means one instance without parameters.
@@ -121,6 +126,9 @@ struct run_opts {
 	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
 	enum run_guest guest;	      /* --guest */
 	uint64_t guest_exit_ns;	      /* --guest-exit-ns: a modelled exit; 0: GUEST_MODEL_EXIT_NS */
+	enum counter_kind counter;    /* --counter, resolved: what counted cases count with */
+	bool samples_set, warmup_set; /* -n, --warmup given: else a simulated count takes 1, 0 */
+	const char *sim_dump;	      /* under callgrind: its --callgrind-out-file (simulated) */
 	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
 	void (*on_result)(const struct case_result *r, void *arg);
 	void *on_result_arg;
@@ -162,6 +170,18 @@ void case_sample(struct case_ctx *ctx, unsigned int m, double value,
 
 /** case_counter() - say which counter metric @m was measured with ("tsc", "clock", ...). */
 void case_counter(struct case_ctx *ctx, unsigned int m, const char *counter);
+
+/**
+ * case_metric_unit() - the unit metric @m of @d is reported in when counted with @k: a counted
+ * case's "cycles" metrics are "instructions" under the instruction counters.
+ */
+const char *case_metric_unit(const struct case_def *d, unsigned int m, enum counter_kind k);
+
+/**
+ * case_counter_open() - the run's counter (--counter) for a counted case, into @c: its name
+ * and unit go with every "cycles" metric of the case. Returns 0, or -1 after case_error().
+ */
+int case_counter_open(struct case_ctx *ctx, struct counter *c);
 
 /** case_prop() - a named figure or fact for the report's properties. */
 void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)

@@ -79,6 +79,9 @@ const struct run_opts *case_opts(const struct case_ctx *ctx)
 void case_sample(struct case_ctx *ctx, unsigned int m, double value,
 		 const struct measure_span *span)
 {
+	/* A simulated count is not the wall clock's: no time can be stolen from it. */
+	if (ctx->inst->def->counted && ctx->opts->counter == COUNTER_SIMULATED)
+		span = NULL;
 	emit(ctx, json_pack("{s:s, s:i, s:f, s:b}", "ev", "sample", "m", (int)m, "v", value,
 			    "stolen", span && span->steal_ticks > 0));
 }
@@ -86,6 +89,25 @@ void case_sample(struct case_ctx *ctx, unsigned int m, double value,
 void case_counter(struct case_ctx *ctx, unsigned int m, const char *counter)
 {
 	emit(ctx, json_pack("{s:s, s:i, s:s}", "ev", "counter", "m", (int)m, "name", counter));
+}
+
+int case_counter_open(struct case_ctx *ctx, struct counter *c)
+{
+	const struct run_opts *o = ctx->opts;
+	const struct case_def *d = ctx->inst->def;
+	struct mg_err err = {0};
+
+	if (counter_open(c, o->counter, o->sim_dump, &err)) {
+		case_error(ctx, "--counter %s: %s", counter_name(o->counter), err.msg);
+		return -1;
+	}
+	for (unsigned int m = 0; m < d->n_metrics; m++)
+		if (!strcmp(d->metrics[m].unit, "cycles") ||
+		    (o->counter == COUNTER_SIMULATED && !strcmp(d->metrics[m].unit, "misses")))
+			emit(ctx, json_pack("{s:s, s:i, s:s, s:s}", "ev", "counter", "m", (int)m,
+					    "name", counter_name(o->counter), "unit",
+					    case_metric_unit(d, m, o->counter)));
+	return 0;
 }
 
 void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)

@@ -329,7 +329,7 @@ int hist_from_results(struct hist_run *r, const struct case_result *res, size_t 
 			return -ENOMEM; /* hist_release_shared() frees what was made */
 		for (unsigned int m = 0; m < in->def->n_metrics; m++, c->n_metrics++)
 			c->metrics[m] = (struct hist_metric){.name = in->def->metrics[m].name,
-							     .unit = in->def->metrics[m].unit,
+							     .unit = res[i].metrics[m].def->unit,
 							     .better = in->def->metrics[m].better,
 							     .v = res[i].metrics[m].v,
 							     .n = res[i].metrics[m].n};

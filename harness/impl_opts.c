@@ -126,3 +126,8 @@ void impl_opts_describe(FILE *out)
 			keys[i].names[keys[i].def]);
 	}
 }
+
+const char *impl_opts_key(unsigned int i)
+{
+	return i < ARRAY_SIZE(keys) ? keys[i].key : NULL;
+}

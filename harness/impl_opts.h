@@ -22,6 +22,12 @@ int impl_opts_set(struct impl_opts *o, const char *assignment, struct mg_err *er
 /** impl_get() - the value chosen for @key, or its default. @key must be a known key. */
 const char *impl_get(const struct impl_opts *o, const char *key);
 
+/**
+ * impl_opts_key() - the name of key @i (the index of impl_opts.value[]), NULL past the last:
+ * to hand the choices to another memgate process as --impl KEY=VALUE.
+ */
+const char *impl_opts_key(unsigned int i);
+
 /** impl_opts_describe() - one line per key: name, values, default, for --help and list. */
 void impl_opts_describe(FILE *out);
 

@@ -10,7 +10,10 @@
 /* What the parent learned about one metric of one case. */
 struct metric_result {
 	const struct metric_def *def;
-	char counter[24];      /* what measured it: "tsc", "perf:cpu-cycles", "clock" */
+	char counter[24]; /* what measured it: "tsc", "perf:cpu-cycles", "clock" */
+	/* The definition with the unit its counter gave ("instructions" for a counted case's cycles
+	 * under the instruction counters): def points here then. */
+	struct metric_def counted_def;
 	double *v;	       /* samples in the order taken */
 	unsigned char *stolen; /* per sample: the VM lost a CPU meanwhile */
 	size_t n, cap;

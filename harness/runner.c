@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/personality.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -160,6 +162,26 @@ static struct metric_result *event_metric(struct case_result *r, json_t *ev)
 	return &r->metrics[m];
 }
 
+/*
+ * A counted metric's unit as its counter gave it: one of the units a counter counts in (the
+ * definition keeps pointing at static text), or none given. Returns 0 or -EINVAL.
+ */
+static int counted_unit(struct metric_result *m, const char *unit)
+{
+	static const char *const units[] = {"cycles", "instructions", "misses"};
+
+	if (!unit)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(unit, units[i])) {
+			m->counted_def = *m->def;
+			m->counted_def.unit = units[i];
+			m->def = &m->counted_def;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int runner_apply_event(struct case_result *r, const char *line)
 {
 	json_t *ev = json_loads(line, 0, NULL);
@@ -178,6 +200,7 @@ int runner_apply_event(struct case_result *r, const char *line)
 	} else if (!strcmp(kind, "counter") && (m = event_metric(r, ev))) {
 		snprintf(m->counter, sizeof(m->counter), "%s",
 			 json_string_value(json_object_get(ev, "name")));
+		ret = counted_unit(m, json_string_value(json_object_get(ev, "unit")));
 	} else if (!strcmp(kind, "prop")) {
 		ret = case_result_add_prop(r, json_string_value(json_object_get(ev, "name")),
 					   json_string_value(json_object_get(ev, "value")));
@@ -196,6 +219,148 @@ int runner_apply_event(struct case_result *r, const char *line)
 	}
 	json_decref(ev);
 	return ret;
+}
+
+/* ---- simulated counts: a counted case's process under callgrind ----------------------------- */
+
+/*
+ * With --counter simulated, a counted case's child execs valgrind on this very memgate
+ * (`memgate case-exec`), keeping its result pipe: the parent watches, times out and reads it as
+ * for any child. That process plans without the host (a counted case's expand() does not read
+ * it): detecting it reads the TSC with rdtscp, which valgrind cannot run, and loading a record
+ * goes through libxml2's hash tables, seeded at random, which would move the heap and so the
+ * misses. The workspace holds callgrind's dumps; runner_run() removes it.
+ */
+static char sim_dir[4096];
+
+static void sim_remove(void)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!sim_dir[0])
+		return;
+	/* Callgrind's dumps: those of a case killed before it read them, and its final one. */
+	d = opendir(sim_dir);
+	while (d && (e = readdir(d))) {
+		char file[4400];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", sim_dir, e->d_name);
+		unlink(file);
+	}
+	if (d)
+		closedir(d);
+	rmdir(sim_dir);
+	sim_dir[0] = '\0';
+}
+
+static int sim_prepare(struct mg_err *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (sim_dir[0])
+		return 0;
+	snprintf(sim_dir, sizeof(sim_dir), "%s/memgate-sim.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(sim_dir)) {
+		int e = errno;
+
+		sim_dir[0] = '\0';
+		return mg_err_set(err, e, "a folder for callgrind's counts: %s", strerror(e));
+	}
+	return 0;
+}
+
+/* Append "--name value" (value printf-formatted into @buf) to @argv. */
+#define SIM_ARG(name, buf, ...)                                                                    \
+	do {                                                                                       \
+		snprintf(buf, sizeof(buf), __VA_ARGS__);                                           \
+		argv[argc++] = name;                                                               \
+		argv[argc++] = buf;                                                                \
+	} while (0)
+
+/*
+ * In the child: become `valgrind --tool=callgrind ... memgate case-exec` running @inst with
+ * @opts, its events on @res_fd. Returns only when the exec failed (errno set).
+ */
+/* Every symbol bound before the first count, and nothing else from the caller's environment. */
+static const char *const sim_env[] = {"LD_BIND_NOW=1", NULL};
+
+static void sim_exec(const struct case_inst *inst, const struct run_opts *opts, int res_fd,
+		     int64_t deadline_ns)
+{
+	char self[4096], vg[4096], out[4200], dump[4200], fd[16], name[256], full[256],
+	    deadline[32], n[16], w[16], seed[32], size[32], guest[16], exit_ns[32],
+	    impl[IMPL_MAX_KEYS][96];
+	const char *argv[64 + 2 * IMPL_MAX_KEYS];
+	int argc = 0;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (!sim_dir[0])
+		return;
+	if (len <= 0 || !counter_find_valgrind(vg, sizeof(vg)))
+		return;
+	self[len] = '\0';
+	snprintf(out, sizeof(out), "--callgrind-out-file=%s/cg", sim_dir);
+	argv[argc++] = vg;
+	argv[argc++] = "-q";
+	argv[argc++] = "--tool=callgrind";
+	argv[argc++] = "--cache-sim=yes";
+	argv[argc++] = "--collect-atstart=no";
+	argv[argc++] = "--separate-threads=yes";
+	argv[argc++] = COUNTER_SIM_I1;
+	argv[argc++] = COUNTER_SIM_D1;
+	argv[argc++] = COUNTER_SIM_LL;
+	argv[argc++] = out;
+	argv[argc++] = self;
+	argv[argc++] = "case-exec";
+	SIM_ARG("--fd", fd, "%d", res_fd);
+	SIM_ARG("--case", full, "%s", case_full_name(inst, name, sizeof(name)));
+	SIM_ARG("--deadline-ns", deadline, "%019lld", (long long)deadline_ns);
+	SIM_ARG("--dump", dump, "%s/cg", sim_dir);
+	/* A simulated count is the same every time: one sample, and no warm-up, since every
+	 * symbol is bound before the first (LD_BIND_NOW below), unless asked otherwise. */
+	SIM_ARG("-n", n, "%u", opts->samples_set ? opts->samples : 1);
+	SIM_ARG("--warmup", w, "%u", opts->warmup_set ? opts->warmup : 0);
+	SIM_ARG("--seed", seed, "%llu", (unsigned long long)opts->seed);
+	SIM_ARG("--guest", guest, "%s",
+		opts->guest == RUN_GUEST_KVM	    ? "kvm"
+		: opts->guest == RUN_GUEST_MODELLED ? "modelled"
+						    : "auto");
+	if (opts->size_bytes)
+		SIM_ARG("--size", size, "%llu", (unsigned long long)opts->size_bytes);
+	if (opts->guest_exit_ns)
+		SIM_ARG("--guest-exit-ns", exit_ns, "%llu",
+			(unsigned long long)opts->guest_exit_ns);
+	for (unsigned int k = 0; opts->impl && impl_opts_key(k); k++)
+		if (opts->impl->value[k])
+			SIM_ARG("--impl", impl[k], "%s=%s", impl_opts_key(k), opts->impl->value[k]);
+	if (opts->quick)
+		argv[argc++] = "--quick";
+	if (opts->long_run)
+		argv[argc++] = "--long";
+	argv[argc] = NULL;
+	/*
+	 * The pipe survives the exec. The layout is the same run after run: no randomisation
+	 * (setarch -R), arguments of one length (the dumps are cg.N: one case at a time runs in
+	 * this folder) and one environment, since the strings on the stack move everything
+	 * below them and so which cache sets the data falls in: the misses.
+	 */
+	fcntl(res_fd, F_SETFD, 0);
+	personality(ADDR_NO_RANDOMIZE);
+	execve(vg, (char *const *)argv, (char *const *)sim_env);
+}
+
+int runner_case_exec(const struct case_inst *inst, const struct hw_info *hw,
+		     const struct run_opts *opts, int res_fd, int64_t deadline_ns)
+{
+	struct case_ctx ctx = {
+	    .inst = inst, .hw = hw, .opts = opts, .fd = res_fd, .deadline_ns = deadline_ns};
+
+	inst->def->run(&ctx);
+	child_finish(&ctx);
+	return 0;
 }
 
 /* ---- one child ---------------------------------------------------------------------------- */
@@ -251,6 +416,13 @@ static void child_main(const struct case_inst *inst, const struct hw_info *hw,
 	dup2(err_fd, STDOUT_FILENO);
 	dup2(err_fd, STDERR_FILENO);
 	close(err_fd);
+	if (inst->def->counted && opts->counter == COUNTER_SIMULATED && !counter_under_valgrind()) {
+		sim_exec(inst, opts, res_fd, deadline_ns);
+		case_error(&ctx, "cannot run this case under valgrind (--counter simulated): %s",
+			   sim_dir[0] ? strerror(errno) : "no folder for its counts");
+		child_finish(&ctx);
+		_exit(0);
+	}
 	inst->def->run(&ctx);
 	child_finish(&ctx);
 	fflush(NULL);
@@ -532,6 +704,14 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 	sigemptyset(&sa.sa_mask);
 	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
 		sigaction(stop_signals[s], &sa, &old[s]);
+	for (i = 0; i < n; i++)
+		if (insts[i].def->counted && opts->counter == COUNTER_SIMULATED &&
+		    !counter_under_valgrind()) {
+			/* Without it, those cases are ERRORs saying so. */
+			if (sim_prepare(err))
+				fprintf(stderr, "memgate: --counter simulated: %s\n", err->msg);
+			break;
+		}
 	for (i = 0; i < n; i++) {
 		if (case_result_init(&results[i], &insts[i])) {
 			ret = mg_err_set(err, ENOMEM, "out of memory");
@@ -560,6 +740,7 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 						"not run: the harness failed");
 			show(opts, &results[i]);
 		}
+	sim_remove();
 	for (size_t s = 0; s < ARRAY_SIZE(stop_signals); s++)
 		sigaction(stop_signals[s], &old[s], NULL);
 	return ret ? ret : interrupted;

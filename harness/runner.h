@@ -51,4 +51,11 @@ int runner_merge(struct case_result *into, const struct case_result *more,
 /* For tests: the child side writes JSON lines on @fd; parse one into @r. Returns 0 or -EINVAL. */
 int runner_apply_event(struct case_result *r, const char *line);
 
+/**
+ * runner_case_exec() - run @inst here, in this process, its events on @res_fd: what a counted
+ * case's child does once it has become `memgate case-exec` under callgrind. Returns 0.
+ */
+int runner_case_exec(const struct case_inst *inst, const struct hw_info *hw,
+		     const struct run_opts *opts, int res_fd, int64_t deadline_ns);
+
 #endif

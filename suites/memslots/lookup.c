@@ -21,7 +21,7 @@ static const unsigned int lookup_capacities[] = {117, 509, 4096, 32764};
  * runs here, and only interleaving keeps the comparison fair. Metric MODE.DIST.
  */
 
-const struct metric_def ms_lookup_metrics[L_MODES * D_DISTS] = {
+const struct metric_def ms_lookup_metrics[L_METRICS] = {
     {"impl.hit_uniform", "cycles", LOWER_IS_BETTER},
     {"impl.hit_skewed", "cycles", LOWER_IS_BETTER},
     {"impl.miss", "cycles", LOWER_IS_BETTER},
@@ -31,6 +31,24 @@ const struct metric_def ms_lookup_metrics[L_MODES * D_DISTS] = {
     {"binary.hit_uniform", "cycles", LOWER_IS_BETTER},
     {"binary.hit_skewed", "cycles", LOWER_IS_BETTER},
     {"binary.miss", "cycles", LOWER_IS_BETTER},
+    {"impl.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
+    {"impl.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
+    {"impl.miss.d1_misses", "misses", LOWER_IS_BETTER},
+    {"linear.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
+    {"linear.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
+    {"linear.miss.d1_misses", "misses", LOWER_IS_BETTER},
+    {"binary.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
+    {"binary.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
+    {"binary.miss.d1_misses", "misses", LOWER_IS_BETTER},
+    {"impl.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
+    {"impl.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
+    {"impl.miss.ll_misses", "misses", LOWER_IS_BETTER},
+    {"linear.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
+    {"linear.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
+    {"linear.miss.ll_misses", "misses", LOWER_IS_BETTER},
+    {"binary.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
+    {"binary.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
+    {"binary.miss.ll_misses", "misses", LOWER_IS_BETTER},
 };
 
 /* A booting guest hits its RAM and a few ROM and MMIO slots: 90% of hits on 3 slots. */
@@ -111,23 +129,28 @@ static int lookup_mode(struct memslots *s, const char *mode)
 /* Written after each batch so that the lookups cannot be optimised away. */
 static volatile int lookup_sink;
 
-static double time_batch(struct memslots *s, const uint64_t *probes, struct measure_span *span)
+/* A batch of lookups counted with @c: per lookup, into @got. Returns 0 or -errno. */
+static int time_batch(struct memslots *s, const uint64_t *probes, struct counter *c,
+		      struct counter_reading *got, struct measure_span *span)
 {
-	uint64_t t0;
-	int acc = 0;
+	int acc = 0, ret;
 
-	measure_span_begin(span);
-	t0 = tsc_begin();
+	counter_span_begin(c, span);
+	counter_start(c);
 	for (unsigned int k = 0; k < LOOKUP_BATCH; k++)
 		acc += memslots_find(s, probes[k]);
-	t0 = tsc_end() - t0;
-	measure_span_end(span);
+	ret = counter_stop(c, got);
+	counter_span_end(c, span);
 	lookup_sink = acc;
-	return (double)t0 / LOOKUP_BATCH;
+	got->value /= LOOKUP_BATCH;
+	got->d1_misses /= LOOKUP_BATCH;
+	got->ll_misses /= LOOKUP_BATCH;
+	return ret;
 }
 
 struct lookup_case {
 	struct case_ctx *ctx;
+	struct counter counter;
 	struct lookup_set *ls;
 	const char *modes[L_MODES];
 };
@@ -152,10 +175,21 @@ static int lookup_sample(void *arg, unsigned int mode, unsigned int round, bool 
 	}
 	for (unsigned int d = 0; d < D_DISTS; d++) {
 		struct measure_span span;
-		double c = time_batch(&lc->ls->s, lc->ls->probes[d], &span);
+		struct counter_reading got;
+		unsigned int m = mode * D_DISTS + d;
 
-		if (measured)
-			case_sample(lc->ctx, mode * D_DISTS + d, c, &span);
+		if (time_batch(&lc->ls->s, lc->ls->probes[d], &lc->counter, &got, &span)) {
+			case_error(lc->ctx, "the %s counter could not be read",
+				   counter_name(lc->counter.kind));
+			return -EIO;
+		}
+		if (!measured)
+			continue;
+		case_sample(lc->ctx, m, got.value, &span);
+		if (lc->counter.kind == COUNTER_SIMULATED) {
+			case_sample(lc->ctx, L_FIGURES + m, got.d1_misses, &span);
+			case_sample(lc->ctx, 2 * L_FIGURES + m, got.ll_misses, &span);
+		}
 	}
 	return 0;
 }
@@ -177,10 +211,9 @@ void ms_perf_lookup(struct case_ctx *ctx)
 
 	if (!lc.ls || lookup_setup(lc.ls, ms_param_uint(ctx, "capacity"), o->seed)) {
 		case_error(ctx, "cannot build a set of %u slots", ms_param_uint(ctx, "capacity"));
-	} else {
-		for (unsigned int m = 0; m < L_MODES * D_DISTS; m++)
-			case_counter(ctx, m, "tsc");
+	} else if (!case_counter_open(ctx, &lc.counter)) {
 		case_interleave(&arms);
+		counter_close(&lc.counter);
 	}
 	if (lc.ls) {
 		memslots_release(&lc.ls->s);

@@ -67,18 +67,22 @@ static const struct case_def memslots_cases[] = {
      .group = "update",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
-     .doc = "cycles per update, creates of growing size (the published worst case)",
+     .doc = "cycles (--counter: instructions) per update, creates of growing size (the published "
+	    "worst case)",
      .metrics = ms_update_metrics,
      .n_metrics = U_STRATEGIES * M_UPD_STATS,
+     .counted = true,
      .expand = ms_expand_update,
      .run = ms_perf_update_growing},
     {.name = "random",
      .group = "update",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
-     .doc = "cycles per update, random creates, deletes, moves and flag changes",
+     .doc = "cycles (--counter: instructions) per update, random creates, deletes, moves, flag "
+	    "changes",
      .metrics = ms_update_metrics,
      .n_metrics = U_STRATEGIES * M_UPD_STATS,
+     .counted = true,
      .expand = ms_expand_update,
      .run = ms_perf_update_random},
     {.name = "growth",
@@ -87,16 +91,18 @@ static const struct case_def memslots_cases[] = {
      .needs = NEEDS_HOST,
      .doc = "median update of the growing workload at 509 and 4096 slots, in turn",
      .metrics = ms_growth_metrics,
-     .n_metrics = 2,
+     .n_metrics = G_METRICS,
+     .counted = true,
      .expand = ms_expand_growth,
      .run = ms_perf_growth},
     {.name = "find",
      .group = "lookup",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
-     .doc = "cycles per gfn lookup: uniform hits, skewed hits, misses",
+     .doc = "cycles (--counter: instructions) per gfn lookup: uniform hits, skewed hits, misses",
      .metrics = ms_lookup_metrics,
-     .n_metrics = L_MODES * D_DISTS,
+     .n_metrics = L_METRICS,
+     .counted = true,
      .expand = ms_expand_lookup,
      .run = ms_perf_lookup},
 };
@@ -109,14 +115,49 @@ static void print_figure(FILE *f, const struct case_result *r, unsigned int m, i
 		fprintf(f, " %*s", width, case_outcome_name(r->outcome));
 }
 
+/*
+ * What the figures of  results count, for a table's title: the unit and counter of its
+ * first metric that has samples ("cycles", "tsc" when none has). Sets .
+ */
+static void counted_as(const struct case_result *results, size_t n, const struct case_def *def,
+		       const char **unit, const char **counter, bool *simulated)
+{
+	*unit = "cycles";
+	*counter = "tsc";
+	for (size_t i = 0; i < n; i++)
+		if (results[i].inst->def == def && results[i].metrics && results[i].metrics[0].n) {
+			*unit = results[i].metrics[0].def->unit;
+			*counter = results[i].metrics[0].counter;
+			break;
+		}
+	*simulated = !strcmp(*counter, "simulated");
+}
+
+/* A small figure (misses a lookup) in thousandths, so that a table of integers shows it. */
+static void print_thousandths(FILE *f, const struct case_result *r, unsigned int m, int width)
+{
+	if (r->metrics && r->metrics[m].n)
+		fprintf(f, " %*.0f", width, 1000 * r->metrics[m].sum.median);
+	else
+		fprintf(f, " %*s", width, "-");
+}
+
 static void summary_updates(FILE *f, const struct case_result *results, size_t n)
 {
 	static const char *const role[U_STRATEGIES] = {"impl", "ref", "ref"};
+	const char *unit, *counter;
+	bool sim;
 
-	fprintf(f, "memslots: cycles per update (TSC; per sample the max, median and p99 of its "
-		   "timed updates, the three ms_strategies in turn; the median of the samples)\n");
-	fprintf(f, "%-9s %9s %-13s %-5s %10s %10s %10s\n", "workload", "capacity", "strategy",
-		"role", "max", "median", "p99");
+	counted_as(results, n, &memslots_cases[C_GROWING], &unit, &counter, &sim);
+	fprintf(f,
+		"memslots: %s per update (%s; per sample the max, median and p99 of its timed "
+		"updates%s, the three strategies in turn; the median of the samples)\n",
+		unit, counter, sim ? ", and the D1 and LL misses an update" : "");
+	fprintf(f, "%-9s %9s %-13s %-5s %10s %10s %10s", "workload", "capacity", "strategy", "role",
+		"max", "median", "p99");
+	if (sim)
+		fprintf(f, " %10s %10s", "D1 misses", "LL misses");
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct case_inst *in = results[i].inst;
 
@@ -129,7 +170,7 @@ static void summary_updates(FILE *f, const struct case_result *results, size_t n
 				: s == U_SWAP	? "swap"
 						: case_params_get(&in->params, "impl"),
 				role[s]);
-			for (unsigned int m = 0; m < M_UPD_STATS; m++)
+			for (unsigned int m = 0; m < (sim ? M_UPD_STATS : M_UPD_P99 + 1); m++)
 				print_figure(f, &results[i], s * M_UPD_STATS + m, 10);
 			fputc('\n', f);
 		}
@@ -154,13 +195,20 @@ static void summary_updates(FILE *f, const struct case_result *results, size_t n
 static void summary_lookups(FILE *f, const struct case_result *results, size_t n)
 {
 	static const char *const role[L_MODES] = {"impl", "ref", "ref"};
+	const char *unit, *counter;
+	bool sim;
 
+	counted_as(results, n, &memslots_cases[C_FIND], &unit, &counter, &sim);
 	fprintf(f,
-		"\nmemslots: cycles per gfn lookup (TSC; batches of %d, the three lookups in "
-		"turn; median of the batches)\n",
-		LOOKUP_BATCH);
-	fprintf(f, "%9s %-13s %-5s %12s %12s %12s\n", "capacity", "lookup", "role", "hit_uniform",
+		"\nmemslots: %s per gfn lookup (%s; batches of %d, the three lookups in turn; "
+		"median of the batches%s)\n",
+		unit, counter, LOOKUP_BATCH,
+		sim ? "; then the D1 misses a lookup, as thousandths" : "");
+	fprintf(f, "%9s %-13s %-5s %12s %12s %12s", "capacity", "lookup", "role", "hit_uniform",
 		"hit_skewed", "miss");
+	if (sim)
+		fprintf(f, " %8s %8s %8s", "D1 unif", "D1 skew", "D1 miss");
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		const struct case_inst *in = results[i].inst;
 
@@ -174,6 +222,9 @@ static void summary_lookups(FILE *f, const struct case_result *results, size_t n
 				role[mode]);
 			for (unsigned int d = 0; d < D_DISTS; d++)
 				print_figure(f, &results[i], mode * D_DISTS + d, 12);
+			for (unsigned int d = 0; sim && d < D_DISTS; d++)
+				print_thousandths(f, &results[i], L_FIGURES + mode * D_DISTS + d,
+						  8);
 			fputc('\n', f);
 		}
 	}

@@ -27,18 +27,28 @@ const struct metric_def ms_update_metrics[U_STRATEGIES * M_UPD_STATS] = {
     {"impl.update_max", "cycles", LOWER_IS_BETTER},
     {"impl.update_median", "cycles", LOWER_IS_BETTER},
     {"impl.update_p99", "cycles", LOWER_IS_BETTER},
+    {"impl.update_d1_misses", "misses", LOWER_IS_BETTER},
+    {"impl.update_ll_misses", "misses", LOWER_IS_BETTER},
     {"heapsort.update_max", "cycles", LOWER_IS_BETTER},
     {"heapsort.update_median", "cycles", LOWER_IS_BETTER},
     {"heapsort.update_p99", "cycles", LOWER_IS_BETTER},
+    {"heapsort.update_d1_misses", "misses", LOWER_IS_BETTER},
+    {"heapsort.update_ll_misses", "misses", LOWER_IS_BETTER},
     {"swap.update_max", "cycles", LOWER_IS_BETTER},
     {"swap.update_median", "cycles", LOWER_IS_BETTER},
     {"swap.update_p99", "cycles", LOWER_IS_BETTER},
+    {"swap.update_d1_misses", "misses", LOWER_IS_BETTER},
+    {"swap.update_ll_misses", "misses", LOWER_IS_BETTER},
 };
 
 /* Linear growth, judged within one case too: the impl at 509 and 4096 slots in turn. */
-const struct metric_def ms_growth_metrics[2] = {
+const struct metric_def ms_growth_metrics[G_METRICS] = {
     {"update_median.509", "cycles", LOWER_IS_BETTER},
     {"update_median.4096", "cycles", LOWER_IS_BETTER},
+    {"update_d1_misses.509", "misses", LOWER_IS_BETTER},
+    {"update_d1_misses.4096", "misses", LOWER_IS_BETTER},
+    {"update_ll_misses.509", "misses", LOWER_IS_BETTER},
+    {"update_ll_misses.4096", "misses", LOWER_IS_BETTER},
 };
 
 /* Updates timed in one sample at the most: the published run's 128 inserts. */
@@ -46,13 +56,18 @@ const struct metric_def ms_growth_metrics[2] = {
 
 /*
  * Updates timed per sample: the published 128, or fewer for heap sort at the large sizes,
- * where one update costs milliseconds (n log n compares and byte-wise swaps of 32 bytes).
+ * where one update costs milliseconds (n log n compares and byte-wise swaps of 32 bytes);
+ * simulated, where it costs seconds, a quarter of those: a count does not need the repeats.
  */
-static unsigned int measured_ops(unsigned int capacity, enum memslots_update u)
+static unsigned int measured_ops(unsigned int capacity, enum memslots_update u,
+				 enum counter_kind counter)
 {
 	unsigned int k = u != MEMSLOTS_HEAPSORT || capacity <= 509 ? MAX_OPS
 			 : capacity <= 4096			   ? 16
 								   : 4;
+
+	if (u == MEMSLOTS_HEAPSORT && capacity > 509 && counter == COUNTER_SIMULATED)
+		k /= 4;
 
 	return k < capacity ? k : capacity;
 }
@@ -97,10 +112,20 @@ static struct memslot growing_slot(unsigned int j)
 				.userspace_addr = 0x7f0000000000ULL + (uint64_t)j * (j + 1) * 2048};
 }
 
-/* Per-sample figures of @k per-op cycle counts into metrics @base + max, median, p99. */
-static void record_ops(struct case_ctx *ctx, unsigned int base, double *cyc, unsigned int k,
-		       const struct measure_span *span)
+/* What a replay counted: per update, its count (cycles or instructions) and its misses. */
+struct op_counts {
+	double value[MAX_OPS];
+	double d1, ll; /* misses over all the updates (simulated only) */
+};
+
+/*
+ * Per-sample figures of @k updates' counts into metrics @base + max, median, p99, and under
+ * the simulated counter the misses an update.
+ */
+static void record_ops(struct case_ctx *ctx, unsigned int base, const struct op_counts *oc,
+		       unsigned int k, const struct measure_span *span)
 {
+	const double *cyc = oc->value;
 	double sorted[MAX_OPS];
 
 	memcpy(sorted, cyc, k * sizeof(*cyc));
@@ -108,14 +133,24 @@ static void record_ops(struct case_ctx *ctx, unsigned int base, double *cyc, uns
 	case_sample(ctx, base + M_UPD_MAX, sorted[k - 1], span);
 	case_sample(ctx, base + M_UPD_MEDIAN, stats_quantile_sorted(sorted, k, 0.5), span);
 	case_sample(ctx, base + M_UPD_P99, stats_quantile_sorted(sorted, k, 0.99), span);
+	if (case_opts(ctx)->counter == COUNTER_SIMULATED) {
+		case_sample(ctx, base + M_UPD_D1, oc->d1 / k, span);
+		case_sample(ctx, base + M_UPD_LL, oc->ll / k, span);
+	}
 }
 
 /*
  * Each timed update runs REPLAYS times from the same state and counts its cheapest run: a
  * timer interrupt or a vCPU preemption lands in one replay, not in all of them, so the max
  * over a sample stays the update's own cost (the 2014 profile "discarded spikes" by hand).
+ * A simulated count has no spikes: one replay.
  */
 #define REPLAYS 3
+
+static int replays(const struct counter *c)
+{
+	return c->kind == COUNTER_SIMULATED ? 1 : REPLAYS;
+}
 
 /* What one sample replays: a set loaded in one go, then k updates to time one by one. */
 struct workload {
@@ -169,33 +204,36 @@ static int make_random(unsigned int cap, unsigned int k, uint64_t seed, struct w
 	return 0;
 }
 
-/* Time each update of @w, the cheapest of REPLAYS runs, into @cyc. */
-static int replay(const struct workload *w, unsigned int cap, enum memslots_update u, double *cyc,
-		  struct measure_span *span)
+/* Count each update of @w with @c, the cheapest of its replays, into @oc. */
+static int replay(const struct workload *w, unsigned int cap, enum memslots_update u,
+		  struct counter *c, struct op_counts *oc, struct measure_span *span)
 {
 	struct memslots s;
 	int ret = memslots_init(&s, cap, MEMSLOTS_BY_SIZE, u, MEMSLOTS_LINEAR, false);
 
 	if (ret)
 		return ret;
-	measure_span_begin(span);
-	for (int r = 0; !ret && r < REPLAYS; r++) {
+	counter_span_begin(c, span);
+	oc->d1 = oc->ll = 0;
+	for (int r = 0; !ret && r < replays(c); r++) {
 		ret = memslots_load(&s, w->initial, w->n_initial);
 		for (unsigned int j = 0; !ret && j < w->k; j++) {
-			uint64_t t0;
+			struct counter_reading got;
 
 			/* A workload the set refuses is a bug of the workload: never apply it. */
 			ret = memslots_validate(&s, &w->ops[j]);
 			if (ret)
 				break;
-			t0 = tsc_begin();
+			counter_start(c);
 			memslots_apply(&s, &w->ops[j]);
-			t0 = tsc_end() - t0;
-			if (r == 0 || (double)t0 < cyc[j])
-				cyc[j] = (double)t0;
+			ret = counter_stop(c, &got);
+			if (r == 0 || got.value < oc->value[j])
+				oc->value[j] = got.value;
+			oc->d1 += got.d1_misses;
+			oc->ll += got.ll_misses;
 		}
 	}
-	measure_span_end(span);
+	counter_span_end(c, span);
 	memslots_release(&s);
 	return ret;
 }
@@ -203,6 +241,7 @@ static int replay(const struct workload *w, unsigned int cap, enum memslots_upda
 /* An update case: the workload, the capacity, the strategies in turn. */
 struct update_case {
 	struct case_ctx *ctx;
+	struct counter counter;
 	bool growing;
 	unsigned int cap;
 	enum memslots_update strat[U_STRATEGIES];
@@ -215,15 +254,15 @@ static int update_sample(void *arg, unsigned int s, unsigned int round, bool mea
 	enum memslots_update u = uc->strat[s];
 	struct workload w = {0};
 	struct measure_span span;
-	double cyc[MAX_OPS];
-	unsigned int k = measured_ops(uc->cap, u);
+	struct op_counts oc;
+	unsigned int k = measured_ops(uc->cap, u, case_opts(uc->ctx)->counter);
 	int ret = uc->growing ? make_growing(uc->cap, k, &w)
 			      : make_random(uc->cap, k, case_opts(uc->ctx)->seed + round, &w);
 
 	if (!ret)
-		ret = replay(&w, uc->cap, u, cyc, &span);
+		ret = replay(&w, uc->cap, u, &uc->counter, &oc, &span);
 	if (!ret && measured)
-		record_ops(uc->ctx, s * M_UPD_STATS, cyc, w.k, &span);
+		record_ops(uc->ctx, s * M_UPD_STATS, &oc, w.k, &span);
 	free(w.initial);
 	if (ret)
 		case_error(uc->ctx, "%s workload at %u slots (%s): %s",
@@ -246,12 +285,13 @@ static void perf_update(struct case_ctx *ctx, bool growing)
 				 .sample = update_sample,
 				 .arg = &uc};
 
-	for (unsigned int m = 0; m < U_STRATEGIES * M_UPD_STATS; m++)
-		case_counter(ctx, m, "tsc");
+	if (case_counter_open(ctx, &uc.counter))
+		return;
 	for (unsigned int s = 0; s < U_STRATEGIES; s++)
 		case_prop(ctx, ms_update_metrics[s * M_UPD_STATS].name, "%u updates timed a sample",
-			  measured_ops(uc.cap, uc.strat[s]));
+			  measured_ops(uc.cap, uc.strat[s], o->counter));
 	case_interleave(&arms);
+	counter_close(&uc.counter);
 }
 
 void ms_perf_update_growing(struct case_ctx *ctx)
@@ -267,6 +307,7 @@ void ms_perf_update_random(struct case_ctx *ctx)
 /* A growth case: the implementation under test at the two capacities. */
 struct growth_case {
 	struct case_ctx *ctx;
+	struct counter counter;
 	enum memslots_update u;
 };
 
@@ -277,17 +318,22 @@ static int growth_sample(void *arg, unsigned int c, unsigned int round, bool mea
 	struct growth_case *gc = arg;
 	struct workload w = {0};
 	struct measure_span span;
-	double cyc[MAX_OPS];
-	int ret = make_growing(caps[c], measured_ops(caps[c], gc->u), &w);
+	struct op_counts oc;
+	int ret =
+	    make_growing(caps[c], measured_ops(caps[c], gc->u, case_opts(gc->ctx)->counter), &w);
 
 	(void)round;
 	if (!ret)
-		ret = replay(&w, caps[c], gc->u, cyc, &span);
+		ret = replay(&w, caps[c], gc->u, &gc->counter, &oc, &span);
 	free(w.initial);
 	if (ret)
 		case_error(gc->ctx, "growing workload at %u slots: %s", caps[c], strerror(-ret));
 	else if (measured)
-		case_sample(gc->ctx, c, stats_median(cyc, w.k), &span);
+		case_sample(gc->ctx, G_MEDIAN_SMALL + c, stats_median(oc.value, w.k), &span);
+	if (!ret && measured && case_opts(gc->ctx)->counter == COUNTER_SIMULATED) {
+		case_sample(gc->ctx, G_D1_SMALL + c, oc.d1 / w.k, &span);
+		case_sample(gc->ctx, G_LL_SMALL + c, oc.ll / w.k, &span);
+	}
 	return ret;
 }
 
@@ -302,7 +348,8 @@ void ms_perf_growth(struct case_ctx *ctx)
 				 .sample = growth_sample,
 				 .arg = &gc};
 
-	case_counter(ctx, 0, "tsc");
-	case_counter(ctx, 1, "tsc");
+	if (case_counter_open(ctx, &gc.counter))
+		return;
 	case_interleave(&arms);
+	counter_close(&gc.counter);
 }
