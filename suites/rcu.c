@@ -9,6 +9,7 @@
 
 #include "harness/gate.h"
 #include "harness/sampling.h"
+#include "hw/counter.h"
 #include "impl/guest.h"
 #include "impl/rcu_boot.h"
 #include "suites/suites.h"
@@ -426,6 +427,105 @@ static void check_queue(struct case_ctx *ctx)
 	}
 }
 
+/* ---- the read side and the queue, counted (--counter) ----------------------------------- */
+
+/* Read-side sections a sample counts, and callbacks queued: fewer than RCU_CALL_MIN_SIZE, so
+ * that the call_rcu thread is woken but does not start a batch in the middle of them. */
+#define OPS_READS 1024
+#define OPS_CALLS 16
+
+enum { O_READ, O_CALL, O_READ_D1, O_CALL_D1, O_READ_LL, O_CALL_LL, O_METRICS };
+
+static const struct metric_def ops_metrics[O_METRICS] = {
+    {"read_lock_unlock", "cycles", LOWER_IS_BETTER},
+    {"call_rcu", "cycles", LOWER_IS_BETTER},
+    {"read_lock_unlock.d1_misses", "misses", LOWER_IS_BETTER},
+    {"call_rcu.d1_misses", "misses", LOWER_IS_BETTER},
+    {"read_lock_unlock.ll_misses", "misses", LOWER_IS_BETTER},
+    {"call_rcu.ll_misses", "misses", LOWER_IS_BETTER},
+};
+
+static void ops_nothing(struct rcu_head *head)
+{
+	(void)head;
+}
+
+struct ops_case {
+	struct case_ctx *ctx;
+	struct counter counter;
+	struct rcu_head heads[OPS_CALLS];
+};
+
+/* One figure per operation of @what (O_READ or O_CALL), its misses beside it when simulated. */
+static void ops_record(struct ops_case *oc, unsigned int what, const struct counter_reading *r,
+		       double ops, const struct measure_span *span)
+{
+	case_sample(oc->ctx, what, r->value / ops, span);
+	if (oc->counter.kind != COUNTER_SIMULATED)
+		return;
+	case_sample(oc->ctx, what + O_READ_D1, r->d1_misses / ops, span);
+	case_sample(oc->ctx, what + O_READ_LL, r->ll_misses / ops, span);
+}
+
+/* A sample of arm 0: OPS_READS empty read-side sections; of arm 1: OPS_CALLS callbacks queued
+ * on an empty queue, the call_rcu thread waiting (drained before, run after the count). */
+static int ops_sample(void *arg, unsigned int arm, unsigned int round, bool measured)
+{
+	struct ops_case *oc = arg;
+	struct measure_span span;
+	struct counter_reading r;
+	int ret;
+
+	(void)round;
+	if (arm == 1)
+		drain_call_rcu();
+	counter_span_begin(&oc->counter, &span);
+	counter_start(&oc->counter);
+	if (arm == 0) {
+		for (unsigned int i = 0; i < OPS_READS; i++) {
+			rcu_read_lock();
+			rcu_read_unlock();
+		}
+	} else {
+		for (unsigned int i = 0; i < OPS_CALLS; i++)
+			call_rcu(&oc->heads[i], ops_nothing);
+	}
+	ret = counter_stop(&oc->counter, &r);
+	counter_span_end(&oc->counter, &span);
+	if (arm == 1)
+		drain_call_rcu();
+	if (ret) {
+		case_error(oc->ctx, "the %s counter could not be read: %s",
+			   counter_name(oc->counter.kind), strerror(-ret));
+		return ret;
+	}
+	if (measured)
+		ops_record(oc, arm, &r, arm == 0 ? OPS_READS : OPS_CALLS, &span);
+	return 0;
+}
+
+static void perf_ops(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	struct ops_case oc = {.ctx = ctx};
+	struct case_arms arms = {
+	    .n = 2, .warmup = o->warmup, .samples = o->samples, .sample = ops_sample, .arg = &oc};
+	int ret;
+
+	if (case_counter_open(ctx, &oc.counter))
+		return;
+	ret = rcu_start(RCU_TRIM_NONE, NULL);
+	if (ret) {
+		case_error(ctx, "rcu_start: %s", strerror(-ret));
+	} else {
+		rcu_register_thread();
+		case_interleave(&arms);
+		rcu_unregister_thread();
+		rcu_stop();
+	}
+	counter_close(&oc.counter);
+}
+
 static const struct case_def rcu_cases[] = {
     {.name = "stress",
      .group = "check",
@@ -446,6 +546,14 @@ static const struct case_def rcu_cases[] = {
      .n_metrics = ARRAY_SIZE(boot_metrics),
      .expand = expand_disks,
      .run = perf_boot},
+    {.name = "ops",
+     .group = "perf",
+     .kind = CASE_PERF,
+     .doc = "cycles (--counter: instructions) of an empty read-side section and of a call_rcu",
+     .metrics = ops_metrics,
+     .n_metrics = O_METRICS,
+     .counted = true,
+     .run = perf_ops},
 };
 
 static double med(const struct case_result *r, unsigned int m)
