@@ -80,6 +80,7 @@ enum {
 	OPT_FD,
 	OPT_DEADLINE_NS,
 	OPT_DUMP,
+	OPT_CALIBRATION,
 };
 
 struct cli {
@@ -93,6 +94,7 @@ struct cli {
 	struct rules rules; /* loaded by cli_load_rules() */
 	const char *label;
 	const char *baseline;
+	const char *calibration; /* ab: a history whose host class folder holds calibration.json */
 	unsigned long baseline_runs;
 	const char *base, *head; /* ab: the sides */
 	unsigned long rounds, confirm_rounds;

@@ -121,9 +121,12 @@ static int ab_setup(struct cli *c, const struct hw_info *hw, struct ab_side *bas
 	if (ab_side_parse(base, "base", c->base, &err) ||
 	    ab_side_parse(head, "head", c->head, &err))
 		return cli_usage_error("%s", err.msg);
-	/* Defaults: 5 rounds, 5 more for flagged metrics, 3 samples a round; quick: 3, 3, 2. */
-	o->rounds = c->rounds_set ? (unsigned int)c->rounds : c->opts.quick ? 3 : 5;
-	o->confirm_rounds = c->confirm_rounds ? (unsigned int)c->confirm_rounds : o->rounds;
+	/* Defaults: 6 rounds, 10 more for undecided metrics, 3 samples a round; quick: 4, 6, 2. An
+	 * even number, so that each side runs first in half of them. */
+	o->rounds = c->rounds_set ? (unsigned int)c->rounds : c->opts.quick ? 4 : 6;
+	o->confirm_rounds = c->confirm_rounds ? (unsigned int)c->confirm_rounds
+			    : c->opts.quick   ? 6
+					      : 10;
 	o->samples = c->samples_set ? c->opts.samples : c->opts.quick ? 2 : 3;
 	o->warmup = c->warmup_set ? c->opts.warmup : 1;
 	o->seed = c->opts.seed;
@@ -156,12 +159,45 @@ static int ab_nothing_compared(const struct ab_outcome *out, int ret)
 	return ret > EXIT_FAILED ? ret : EXIT_FAILED;
 }
 
+/*
+ * --calibration DIR: this host class's noise from DIR/HASH/calibration.json, or none (said,
+ * and the rules' tolerances with each run's own spread apply). A file that is there but bad
+ * is bad input.
+ */
+static int load_calibration(const struct cli *c, const struct hw_info *hw,
+			    struct calibration *calib)
+{
+	struct mg_err err = {0};
+	int ret;
+
+	if (!c->calibration)
+		return 0;
+	ret = calib_load(calib, c->calibration, hw->fingerprint_hash, &err);
+	if (ret == -ENOENT) {
+		fprintf(stderr,
+			"memgate: ab: no calibration of host class %s in %s (memgate calibrate): "
+			"the rules' tolerances and each run's own spread apply\n",
+			hw->fingerprint_hash, c->calibration);
+		return 0;
+	}
+	if (ret) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
+	}
+	fprintf(stderr,
+		"memgate: ab: calibration of this host class: %s (%s, %u A/A runs of %u rounds, "
+		"%zu metrics)\n",
+		calib->path, calib->made, calib->runs, calib->rounds, calib->n);
+	return 0;
+}
+
 int cli_cmd_ab(int argc, char **argv)
 {
 	struct cli c;
 	struct hw_info hw;
 	struct ab_side base, head;
 	struct ab_opts o = {0};
+	struct calibration calib = {0};
 	struct ab_outcome out;
 	struct mg_err err = {0};
 	const char *common[4 * MAX_SUITE_ARGS + 8];
@@ -178,6 +214,9 @@ int cli_cmd_ab(int argc, char **argv)
 		goto out_rules;
 	if ((ret = ab_setup(&c, &hw, &base, &head, &o, context, sizeof(context))))
 		goto out_hw;
+	if ((ret = load_calibration(&c, &hw, &calib)))
+		goto out_hw;
+	o.calib = calib.n ? &calib : NULL;
 	/* One reservation for the whole A/B, sized by this build's suites: the sides use it. */
 	if (c.reserve && (ret = cli_expand(&c, &hw, &insts, &n_insts)) == 0) {
 		ret = cli_reserve_pool(&hw, &c.opts, insts, n_insts);
@@ -247,6 +286,7 @@ out_dir:
 		ret = 128 + cli_late_signal;
 	}
 out_hw:
+	calib_release(&calib);
 	reserve_restore();
 	hw_release(&hw);
 out_rules:

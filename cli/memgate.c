@@ -253,7 +253,8 @@ int cli_write_reports(const struct cli *c, const struct report_run *rep)
 int cli_run_status(const struct case_result *results, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (results[i].outcome == OUTCOME_FAIL || results[i].outcome == OUTCOME_ERROR)
+		if ((results[i].outcome == OUTCOME_FAIL && !results[i].unstable) ||
+		    results[i].outcome == OUTCOME_ERROR)
 			return EXIT_FAILED;
 	return EXIT_PASSED;
 }

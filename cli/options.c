@@ -237,6 +237,7 @@ const struct option cli_ab_options[] = {
     {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"confirm-rounds", required_argument, NULL, OPT_CONFIRM_ROUNDS},
     {"counter", required_argument, NULL, OPT_COUNTER},
+    {"calibration", required_argument, NULL, OPT_CALIBRATION},
     {"rules", required_argument, NULL, OPT_RULES},
     {"label", required_argument, NULL, OPT_LABEL},
     {"size", required_argument, NULL, OPT_SIZE},
@@ -311,6 +312,20 @@ static int parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	}
 	*out = v << shift;
+	return 0;
+}
+
+/* Rounds of ab: an even number from 2 to 1000, so that each side runs first in half. */
+static int parse_even(const char *opt, const char *s, unsigned long *out)
+{
+	if (parse_ulong(opt, s, 2, 1000, out))
+		return -EINVAL;
+	if (*out % 2) {
+		cli_usage_error("%s expects an even number (each side runs first in half the "
+				"rounds), got %lu",
+				opt, *out);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -408,9 +423,12 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 		return parse_ulong("--baseline-runs", arg, 1, 1000, &c->baseline_runs);
 	case OPT_ROUNDS:
 		c->rounds_set = true;
-		return parse_ulong("--rounds", arg, 2, 1000, &c->rounds);
+		return parse_even("--rounds", arg, &c->rounds);
 	case OPT_CONFIRM_ROUNDS:
-		return parse_ulong("--confirm-rounds", arg, 2, 1000, &c->confirm_rounds);
+		return parse_even("--confirm-rounds", arg, &c->confirm_rounds);
+	case OPT_CALIBRATION:
+		c->calibration = arg;
+		return 0;
 	case OPT_JUNIT_STYLE:
 		if (strcmp(arg, "jenkins") && strcmp(arg, "ant")) {
 			cli_usage_error("--junit-style expects 'jenkins' or 'ant', got '%s'", arg);

@@ -303,7 +303,8 @@ struct ab_metric {
 	double *base, *head; /* per round: the median of that round's samples */
 	size_t n;	     /* rounds with a figure on both sides */
 	size_t first_stage;  /* rounds of the first stage among them */
-	bool flagged;	     /* the first stage saw it past its tolerance */
+	bool flagged;	     /* the first look left it undecided: its case gets more rounds */
+	bool shown_first;    /* the first look showed a regression: that look decides it */
 };
 
 struct ab_case {
@@ -312,7 +313,10 @@ struct ab_case {
 	const char *suite;
 	struct ab_metric *metrics;
 	size_t n_metrics;
-	bool gated; /* some metric is gated: worth running */
+	bool gated;	/* some metric is gated: worth running */
+	bool simulated; /* counted under callgrind: the same count every round */
+	size_t n_gated; /* its gated metrics */
+	double alpha;	/* each gated metric's share of the run's alpha, at each look */
 };
 
 /* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
@@ -333,12 +337,14 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 
 	snprintf(path, sizeof(path), "%s/%s-round.json", o->workdir, s->role);
 	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
-	snprintf(n, sizeof(n), "%u", o->samples);
-	snprintf(w, sizeof(w), "%u", o->warmup);
+	/* A simulated count is the same every time: one sample, no warm-up (see runner.c). */
+	snprintf(n, sizeof(n), "%u", c->simulated ? 1 : o->samples);
+	snprintf(w, sizeof(w), "%u", c->simulated ? 0 : o->warmup);
 	/* The side kills its own case at ab's deadline and says so; ab waits a little longer. */
 	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
-	/* The same workload seed for both sides of a round, another for each round. */
-	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + round);
+	/* The same workload seed for both sides of a round, another for each round; a simulated
+	 * count, exact, judges one workload: the same in both of its rounds. */
+	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + (c->simulated ? 0 : round));
 	unlink(path);
 	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
 		    o->timeout_s + AB_SIDE_MARGIN_S, &status, err);
@@ -419,6 +425,8 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 	snprintf(c->key, sizeof(c->key), "%s", key);
 	c->base_name = json_string_value(json_object_get(bc, "name"));
 	c->head_name = json_string_value(json_object_get(hc, "name"));
+	c->simulated = !strcmp(str_or_empty(json_object_get(hc, "counter")), "simulated") &&
+		       !strcmp(str_or_empty(json_object_get(bc, "counter")), "simulated");
 	c->suite = json_string_value(json_object_get(hc, "suite"));
 	c->metrics = calloc(json_array_size(metrics) + 1, sizeof(*c->metrics));
 	if (!c->metrics || !c->base_name || !c->head_name || !c->suite)
@@ -440,18 +448,62 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 		if (!m->base || !m->head)
 			return -ENOMEM;
 		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
-		c->gated |= rules_tolerance(rules, c->suite, c->head_name, &def).gate;
+		c->n_gated += rules_tolerance(rules, c->suite, c->head_name, &def).gate;
 	}
+	c->gated = c->n_gated > 0;
 	return 0;
 }
 
-/* The judged form of metric @m of @c: stage one alone, or all rounds and the fresh ones. */
+/* What the tolerance and the spread of @x came from, for its message. */
+static void judged_how(struct judged *x, size_t n, bool looked_twice, const struct ab_opts *o,
+		       const struct verdict_noise *noise, bool simulated)
+{
+	const struct verdict_figures *f = &x->f;
+	char spread[200];
+
+	if (f->tolerance > x->tol.ab)
+		snprintf(x->tol_from, sizeof(x->tol_from),
+			 "the calibrated width: %.0f x %.3g%% of an A/A run, %.200s of %s, %zu A/A "
+			 "rounds; the rule's %.0f%% is less",
+			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->made,
+			 noise->rounds, 100 * x->tol.ab);
+	else
+		snprintf(x->tol_from, sizeof(x->tol_from), "rules line %d: %s", x->tol.line,
+			 x->tol.why);
+	if (f->exact)
+		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
+			 simulated ? " (simulated counts)" : "");
+	else if (f->calibrated)
+		snprintf(
+		    spread, sizeof(spread),
+		    "z-test with the spread calibrated for this host class (sd %.3g%% a round, "
+		    "%zu A/A rounds; these rounds' own: %.3g%%)",
+		    100 * f->sd_used, noise->rounds, 100 * f->sd_own);
+	else
+		snprintf(spread, sizeof(spread),
+			 "t-test with these rounds' own spread (sd %.3g%%): no calibration for "
+			 "this host class%s, so the rule's tolerance applies",
+			 100 * f->sd_own, o->calib ? " and metric" : "");
+	snprintf(x->how, sizeof(x->how),
+		 "%zu rounds in turn, balanced (base first in half; %u sample%s each)%s; the mean "
+		 "of the log ratios, %s; one-sided at alpha %.3g (%.3g over %zu gated metrics and "
+		 "%d looks)",
+		 n, simulated ? 1 : o->samples, simulated || o->samples == 1 ? "" : "s",
+		 looked_twice ? ", more rounds after an undecided first look" : "", spread,
+		 x->p_alpha, o->rules->alpha, x->m_family, o->confirm_rounds ? 2 : 1);
+}
+
+/*
+ * The judged form of metric @m of @c: the mean of the log ratios of all its rounds (the
+ * first look's, or both looks' when it was undecided at the first), at the case's alpha.
+ */
 static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
-			 const struct ab_opts *o, struct judged *x)
+			 const struct ab_opts *o, bool final, struct judged *x)
 {
 	struct metric_def def = {.name = m->name, .unit = m->unit, .better = m->better};
-	uint64_t seed;
-	size_t fresh = m->n - m->first_stage;
+	/* A regression shown at the first look stays shown: each look has its share of alpha. */
+	size_t n = final && m->shown_first ? m->first_stage : m->n;
+	const struct verdict_noise *noise;
 
 	memset(x, 0, sizeof(*x));
 	snprintf(x->suite, sizeof(x->suite), "%s", c->suite);
@@ -462,40 +514,28 @@ static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
 		 strchr(c->key, '.') ? strchr(c->key, '.') + 1 : c->key, m->name);
 	x->better = m->better;
 	x->tol = rules_tolerance(o->rules, c->suite, c->head_name, &def);
-	x->tolerance = x->tol.ab;
-	seed = util_fnv1a64(o->seed, x->test_name);
-	x->v = verdict_paired(m->base, m->head, m->n, m->better, x->tolerance, seed, &x->f);
-	x->n_v = m->n < JUDGED_ROUNDS ? m->n : JUDGED_ROUNDS;
+	/* A simulated count has no noise to calibrate: its rounds are exact. */
+	noise = c->simulated ? NULL : calib_find(o->calib, c->head_name, m->name);
+	x->v = verdict_rounds(m->base, m->head, n, m->better, x->tol.ab, noise, c->alpha, &x->f);
+	x->tolerance = x->f.tolerance;
+	x->p_alpha = c->alpha;
+	x->m_family = o->gated_metrics;
+	x->rounds_mean = true;
+	x->n_v = n < JUDGED_ROUNDS ? n : JUDGED_ROUNDS;
 	memcpy(x->base_v, m->base, x->n_v * sizeof(*m->base));
 	memcpy(x->head_v, m->head, x->n_v * sizeof(*m->head));
 	x->v_test = x->v;
 	x->p = x->f.p;
-	if (m->flagged && fresh) {
-		/* The correction reads the fresh rounds alone: independent of the flagging. */
-		struct verdict_figures f2;
-
-		x->v_test = verdict_paired(m->base + m->first_stage, m->head + m->first_stage,
-					   fresh, m->better, x->tolerance, seed + 1, &f2);
-		x->p = f2.p;
-		x->candidate = x->tol.gate;
-		snprintf(x->how, sizeof(x->how),
-			 "paired, %zu rounds in turn (base, head, head, "
-			 "base, ...; %u samples each); flagged after %zu, then %zu fresh rounds "
-			 "judged alone (%s, p %.3g): one-sided t-test of the log ratios, "
-			 "Holm-Bonferroni over the "
-			 "flagged metrics at alpha %.3g",
-			 m->n, o->samples, m->first_stage, fresh, verdict_name(x->v_test), x->p,
-			 o->rules->alpha);
-	} else {
-		snprintf(x->how, sizeof(x->how),
-			 "paired, %zu rounds in turn (base, head, head, "
-			 "base, ...; %u samples each); not flagged, so not a candidate of the "
-			 "Holm-Bonferroni correction at alpha %.3g",
-			 m->n, o->samples, o->rules->alpha);
-	}
+	x->candidate = x->tol.gate;
+	x->rejected = x->tol.gate && x->v == VERDICT_REGRESSION;
+	/* Undecided at the last look, or noisier than this host class ever was: not a verdict.
+	 * Reported as such (Jenkins: unstable), never a pass and never a failed build. */
+	x->unstable = x->tol.gate && !x->f.undefined[0] &&
+		      (x->v == VERDICT_UNSTABLE || (final && x->v == VERDICT_INCONCLUSIVE));
+	judged_how(x, n, m->n > m->first_stage, o, noise, c->simulated);
 }
 
-/* Flag the gated metrics whose first stage looks past their tolerance. */
+/* The first look: flag the gated metrics it left undecided (past the tolerance, not shown). */
 static bool flag_case(struct ab_case *c, const struct ab_opts *o)
 {
 	bool any = false;
@@ -505,9 +545,9 @@ static bool flag_case(struct ab_case *c, const struct ab_opts *o)
 		struct judged x;
 
 		am->first_stage = am->n;
-		judge_metric(c, am, o, &x);
-		am->flagged =
-		    x.tol.gate && (x.v == VERDICT_REGRESSION || x.v == VERDICT_INCONCLUSIVE);
+		judge_metric(c, am, o, false, &x);
+		am->flagged = x.tol.gate && x.v == VERDICT_INCONCLUSIVE && !x.f.undefined[0];
+		am->shown_first = x.tol.gate && x.v == VERDICT_REGRESSION;
 		any |= am->flagged;
 	}
 	return any;
@@ -658,14 +698,16 @@ static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_
 	int64_t t0 = util_now_ns();
 	bool flagged = false;
 
-	for (; !ret && r < o->rounds; r++)
+	/* A simulated count is exact: two rounds (one in each order) are all it needs. */
+	for (; !ret && r < (c->simulated ? 2 : o->rounds); r++)
 		ret = round_of(base, head, o, c, r, err);
 	if (!ret && (flagged = flag_case(c, o)))
 		for (unsigned int k = 0; !ret && k < o->confirm_rounds; k++, r++)
 			ret = round_of(base, head, o, c, r, err);
 	/* A line a case on stderr, terminal or not: the Jenkins console shows progress. */
 	fprintf(stderr, "memgate: ab: %s: %u rounds%s in %.1f s\n", c->key, r,
-		flagged ? " (flagged: fresh rounds)" : "", (double)(util_now_ns() - t0) / 1e9);
+		flagged ? " (undecided at the first look: more rounds)" : "",
+		(double)(util_now_ns() - t0) / 1e9);
 	if (ret == -ECANCELED || ret == -EAGAIN) {
 		/* The case broke or skipped on a side: a result of its own, not a verdict. */
 		extra_add(out, "ab", c->suite, in_suite(c->key),
@@ -686,7 +728,7 @@ static int alloc_extra(struct ab_outcome *out, size_t n)
 	return out->extra && out->extra_defs && out->extra_insts && out->extra_suites ? 0 : -ENOMEM;
 }
 
-/* Judge every metric with rounds, correct, and make the results. */
+/* Judge every metric with rounds (the looks already split alpha), and make the results. */
 static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o,
 			struct ab_outcome *out)
 {
@@ -701,16 +743,16 @@ static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o
 	for (size_t i = 0; i < n; i++) {
 		for (size_t m = 0; m < cases[i].n_metrics; m++)
 			if (cases[i].metrics[m].n)
-				judge_metric(&cases[i], &cases[i].metrics[m], o, &j[nj++]);
+				judge_metric(&cases[i], &cases[i].metrics[m], o, true, &j[nj++]);
 		out->cases_compared += cases[i].n_metrics && cases[i].metrics[0].n;
 	}
-	compare_correct(j, nj, o->rules->alpha);
 	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
 }
 
-int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opts,
 	   struct ab_outcome *out, struct mg_err *err)
 {
+	struct ab_opts local = *opts, *o = &local;
 	static const int stop[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa = {.sa_handler = on_signal}, old[ARRAY_SIZE(stop)];
 	struct listed lb = {0}, lh = {0};
@@ -753,6 +795,14 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 		if (shared_cases(&lb, &lh, o, &cases, &n_cases, out))
 			ret = mg_err_set(err, ENOMEM, "out of memory");
 	}
+	/* The run's alpha, split evenly over its gated metrics and the looks at each: Bonferroni,
+	 * valid whatever the metrics' dependence and however many rounds a look adds. */
+	for (size_t i = 0; i < n_cases; i++)
+		o->gated_metrics += cases[i].n_gated;
+	for (size_t i = 0; i < n_cases; i++)
+		cases[i].alpha = o->rules->alpha /
+				 (double)(o->gated_metrics ? o->gated_metrics : 1) /
+				 (o->confirm_rounds ? 2 : 1);
 	for (size_t i = 0; !ret && i < n_cases; i++)
 		ret = run_case(base, head, o, &cases[i], out, err);
 	if (ret == -EINTR)

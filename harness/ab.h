@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/calibration.h"
 #include "harness/compare.h"
 #include "harness/history.h"
 #include "harness/rules.h"
@@ -37,7 +38,9 @@ struct ab_opts {
 	double timeout_s;    /* per side's process */
 	const char *context; /* base and head, kernel and glibc: for every message */
 	const struct rules *rules;
-	const char *workdir; /* where the sides' result files go */
+	const char *workdir;		 /* where the sides' result files go */
+	const struct calibration *calib; /* this host class's noise (NULL: none calibrated) */
+	size_t gated_metrics;		 /* set by ab_run(): the family alpha is split over */
 };
 
 /* What `memgate ab` found. */

@@ -176,9 +176,9 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 {
 	const struct verdict_figures *f = &x->f;
 	const char *what;
-	char undefined[200];
+	char undefined[200], tol[460], figures[160];
 	enum case_outcome o = OUTCOME_PASS;
-	char msg[1400];
+	char msg[2400];
 
 	if (!x->tol.gate) {
 		o = OUTCOME_SKIP;
@@ -192,7 +192,17 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 	} else if (x->rejected) {
 		o = OUTCOME_FAIL;
 		what = "REGRESSION";
-	} else if (x->candidate &&
+	} else if (x->unstable) {
+		/* Not a verdict: a JUnit failure Jenkins shows as unstable, never a failed build.
+		 */
+		o = OUTCOME_FAIL;
+		r->unstable = true;
+		what = x->v == VERDICT_UNSTABLE
+			   ? "UNSTABLE (these rounds are far noisier than this host class's "
+			     "calibration: not judged; rerun on a quiet agent)"
+			   : "UNSTABLE (undecided after every round: past the tolerance, not shown "
+			     "at its alpha; not failed: rerun, or calibrate this host class)";
+	} else if (x->candidate && !x->rounds_mean &&
 		   (x->v_test == VERDICT_REGRESSION || x->v_test == VERDICT_INCONCLUSIVE)) {
 		o = OUTCOME_FAIL;
 		what = "INCONCLUSIVE (past the tolerance where it was tested, but not shown after "
@@ -202,15 +212,27 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 		       : x->candidate		? "within the tolerance on the confirming data"
 						: "within the tolerance";
 	}
+	if (x->tol_from[0])
+		snprintf(tol, sizeof(tol), "%.3g%% (%s)", 100 * x->tolerance, x->tol_from);
+	else
+		snprintf(tol, sizeof(tol), "%.0f%% (rules line %d: %s)", 100 * x->tolerance,
+			 x->tol.line, x->tol.why);
+	/* What the ratio is the ratio of: the deciding rounds' geometric means (A/B), which it
+	 * equals, or the medians of all samples (baselines). */
+	if (x->rounds_mean)
+		snprintf(figures, sizeof(figures), "geometric means of the %zu deciding rounds",
+			 f->n_base);
+	else
+		snprintf(figures, sizeof(figures), "medians");
 	snprintf(msg, sizeof(msg),
-		 "%s: %s of %s: head %.6g vs base %.6g %s (medians), %.4gx %s (95%% CI "
-		 "%.4g..%.4g), tolerance %.0f%% (rules line %d: %s); p = %.3g that it is within "
-		 "the tolerance (%s), Mann-Whitney p = %.3g; %s",
-		 what, x->metric, x->case_name, f->head_median, f->base_median, x->unit, f->worse,
+		 "%s: %s of %s: head %.6g vs base %.6g %s (%s), %.4gx %s (95%% CI %.4g..%.4g), "
+		 "tolerance %s; p = %.3g that it is within the tolerance (%s), Mann-Whitney p = "
+		 "%.3g; %s",
+		 what, x->metric, x->case_name, f->head_median, f->base_median, x->unit, figures,
+		 f->worse,
 		 x->better == LOWER_IS_BETTER ? "as slow or large (lower is better)"
 					      : "as low (higher is better)",
-		 f->worse_lo, f->worse_hi, 100 * x->tolerance, x->tol.line, x->tol.why, f->p,
-		 x->how, f->p_mw, context);
+		 f->worse_lo, f->worse_hi, tol, f->p, x->how, f->p_mw, context);
 	if (o == OUTCOME_PASS)
 		r->output = strdup(msg);
 	else

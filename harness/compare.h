@@ -25,9 +25,15 @@ struct judged {
 	struct verdict_figures f; /* the figures shown: all rounds or samples */
 	enum verdict v_test;	  /* of the data the correction reads (A/B: the fresh rounds) */
 	double p;		  /* its one-sided p-value */
-	bool candidate; /* past the tolerance where flagged: takes part in the correction */
-	bool rejected;	/* the correction kept it: a regression shown */
-	char how[256];	/* how it was judged: rounds, pairing, confirmation */
+	bool candidate;	    /* past the tolerance where flagged: takes part in the correction */
+	bool rejected;	    /* the correction kept it: a regression shown */
+	char how[600];	    /* how it was judged: rounds, pairing, confirmation */
+	char tol_from[400]; /* where the tolerance applied came from (A/B: a rule or the
+			       calibration) */
+	double p_alpha;	    /* A/B: the alpha this metric was tested at, each look */
+	size_t m_family;    /* A/B: the gated metrics the run's alpha was split over */
+	bool rounds_mean;   /* A/B: the figures are geometric means of the deciding rounds */
+	bool unstable;	    /* A/B: undecided at the last look, or noisier than calibrated */
 	/* A/B: the rounds' figures of each side, for the report's chart (the first
 	 * JUDGED_ROUNDS of them); 0 for baselines. */
 	double base_v[JUDGED_ROUNDS], head_v[JUDGED_ROUNDS];

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "harness/calibration.h"
+
 /* A string member, "" when absent or not a string. */
 static const char *str_of(const json_t *o, const char *key)
 {
@@ -257,7 +259,8 @@ static int scan(const char *dir, int depth, const char *host_hash, struct hist_r
 			continue;
 		if (S_ISDIR(st.st_mode) && depth == 0)
 			ret = scan(path, 1, host_hash, runs, n, cap);
-		else if (S_ISREG(st.st_mode) && len > 5 && !strcmp(e->d_name + len - 5, ".json"))
+		else if (S_ISREG(st.st_mode) && len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
+			 strcmp(e->d_name, CALIB_FILE))
 			ret = consider(path, host_hash, runs, n, cap);
 	}
 	closedir(d);

@@ -166,3 +166,9 @@ int case_result_add_figure(struct case_result *r, const char *name, double v)
 	snprintf(buf, sizeof(buf), "%.6g", v);
 	return case_result_add_prop(r, name, buf);
 }
+
+const char *case_result_label(const struct case_result *r)
+{
+	return r->outcome == OUTCOME_FAIL && r->unstable ? "UNSTABLE"
+							 : case_outcome_name(r->outcome);
+}

@@ -35,6 +35,7 @@ struct case_result {
 	char timestamp[24]; /* start, UTC, "YYYY-MM-DDTHH:MM:SS" */
 	int term_signal;    /* the signal that killed the child, 0 if none */
 	int timed_out;
+	bool unstable; /* FAIL that is not a verdict (A/B undecided or too noisy): exit 0 */
 	struct metric_result *metrics; /* one per metric of the definition */
 	struct case_prop *props;
 	size_t n_props;
@@ -78,6 +79,12 @@ int case_result_add_figure(struct case_result *r, const char *name, double v);
  * from @seed and the metric's name, so that a rerun gives the same interval.
  */
 void case_result_summarise(struct case_result *r, uint64_t seed);
+
+/**
+ * case_result_label() - the outcome as a reader sees it: case_outcome_name(), or "UNSTABLE" for
+ * a FAIL that is not a verdict (it fails no build; JUnit marks it type="unstable").
+ */
+const char *case_result_label(const struct case_result *r);
 
 /** case_result_metric() - the metric named @name of @r, or NULL. */
 const struct metric_result *case_result_metric(const struct case_result *r, const char *name);

@@ -22,7 +22,8 @@ void verdict_set_resamples(unsigned int n)
 
 const char *verdict_name(enum verdict v)
 {
-	static const char *const names[] = {"pass", "improved", "inconclusive", "regression"};
+	static const char *const names[] = {"pass", "improved", "inconclusive", "regression",
+					    "unstable"};
 
 	return (size_t)v < ARRAY_SIZE(names) ? names[v] : "?";
 }
@@ -186,4 +187,80 @@ out:
 	if (f->undefined[0])
 		return VERDICT_INCONCLUSIVE;
 	return n_base && n_head ? classify(f, tolerance) : VERDICT_PASS;
+}
+
+enum verdict verdict_rounds(const double *base, const double *head, size_t n,
+			    enum metric_better better, double tolerance,
+			    const struct verdict_noise *noise, double alpha,
+			    struct verdict_figures *f)
+{
+	double sum = 0, ss = 0, lb = 0, lh = 0, mean, bound, se, df, q;
+
+	memset(f, 0, sizeof(*f));
+	f->p = f->p_mw = 1;
+	f->n_base = f->n_head = n;
+	f->tolerance = tolerance;
+	if (!n)
+		return VERDICT_PASS;
+	for (size_t i = 0; i < n; i++) {
+		char why[64];
+
+		/* A round without a ratio is no evidence of a pass: the verdict cannot be made. */
+		if (!has_ratio(base[i], head[i], why, sizeof(why))) {
+			snprintf(f->undefined, sizeof(f->undefined), "round %zu of %zu: %s", i + 1,
+				 n, why);
+			return VERDICT_INCONCLUSIVE;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* Both zero: the same (a log ratio of 0), and no geometric mean to take. */
+		double d = base[i] == 0 ? 0 : log(worse_of(base[i], head[i], better));
+
+		sum += d;
+		lb += base[i] > 0 ? log(base[i]) : 0;
+		lh += head[i] > 0 ? log(head[i]) : 0;
+	}
+	mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++) {
+		double d = base[i] == 0 ? 0 : log(worse_of(base[i], head[i], better)) - mean;
+
+		ss += d * d;
+	}
+	f->base_median = exp(lb / (double)n);
+	f->head_median = exp(lh / (double)n);
+	f->worse = exp(mean);
+	f->sd_own = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+	f->calibrated = noise && noise->rounds > 1;
+	if (f->calibrated)
+		f->tolerance = fmax(tolerance, expm1(VERDICT_WIDTH_FACTOR * noise->width));
+	bound = log1p(f->tolerance);
+	f->sd_used = f->calibrated ? noise->sd : f->sd_own;
+	df = f->calibrated ? INFINITY : (double)n - 1;
+	mann_whitney(base, n, head, n, f);
+	/* Identical rounds and nothing calibrated (a simulated count): the mean is exact. */
+	if (f->sd_used == 0 || (!f->calibrated && n < 2)) {
+		f->exact = true;
+		f->worse_lo = f->worse_hi = f->worse;
+		f->p = mean > bound ? 0 : 1;
+		return mean > bound    ? VERDICT_REGRESSION
+		       : mean < -bound ? VERDICT_IMPROVED
+				       : VERDICT_PASS;
+	}
+	se = f->sd_used / sqrt((double)n);
+	q = stats_t_quantile(0.975, df);
+	f->worse_lo = exp(mean - q * se);
+	f->worse_hi = exp(mean + q * se);
+	f->p = stats_t_sf((mean - bound) / se, df);
+	/* The spread of these rounds against the host's: an F-test of their variances. */
+	if (f->calibrated && n > 2 && f->sd_own > f->sd_used &&
+	    stats_f_sf(f->sd_own * f->sd_own / (f->sd_used * f->sd_used), (double)n - 1,
+		       (double)noise->rounds - 1) < VERDICT_UNSTABLE_P)
+		return VERDICT_UNSTABLE;
+	if (f->p <= alpha)
+		return VERDICT_REGRESSION;
+	if (mean > bound)
+		return VERDICT_INCONCLUSIVE;
+	if (mean < -bound && stats_t_sf((-bound - mean) / se, df) <= alpha)
+		return VERDICT_IMPROVED;
+	return VERDICT_PASS;
 }

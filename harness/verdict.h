@@ -20,6 +20,7 @@ enum verdict {
 	VERDICT_IMPROVED,     /* better by more than the tolerance, the interval wholly so */
 	VERDICT_INCONCLUSIVE, /* the point estimate is past the tolerance, the interval is not */
 	VERDICT_REGRESSION,   /* the interval is wholly past the tolerance: a candidate failure */
+	VERDICT_UNSTABLE, /* the rounds' own spread is far above the host class's calibrated one */
 };
 
 struct verdict_figures {
@@ -31,6 +32,10 @@ struct verdict_figures {
 	/* Why there is no ratio to judge (a side is zero or not finite), or "" when there is: the
 	 * verdict is then INCONCLUSIVE, never a PASS of nothing compared. */
 	char undefined[128];
+	/* verdict_rounds(): the tolerance applied (the rule's, or the calibrated width's), the
+	 * spread the test used and the rounds' own, and whether the spread was calibrated. */
+	double tolerance, sd_used, sd_own;
+	bool calibrated, exact;
 };
 
 /**
@@ -53,6 +58,37 @@ enum verdict verdict_paired(const double *base, const double *head, size_t n,
 enum verdict verdict_runs(const double *base, const size_t *run_len, size_t n_runs,
 			  const double *head, size_t n_head, enum metric_better better,
 			  double tolerance, uint64_t seed, struct verdict_figures *f);
+
+/* A host class's noise of one metric between processes, from A/A rounds (memgate calibrate). */
+struct verdict_noise {
+	double sd;     /* of one round's log ratio, head over base, on identical builds */
+	double width;  /* of an A/A run's mean log ratio: what a whole run drifts by */
+	size_t rounds; /* the A/A rounds it was measured on */
+};
+
+/* The calibrated width counts this many times against the rule's tolerance: an A/A run's mean
+ * stays within 3 of its standard deviations but for 1 run in 700. */
+#define VERDICT_WIDTH_FACTOR 3.0
+
+/* A run's own spread this far above the calibrated one (its F-test's p under this) is an
+ * UNSTABLE run, not a verdict. */
+#define VERDICT_UNSTABLE_P 0.001
+
+/**
+ * verdict_rounds() - judge @n paired rounds (base[i], head[i] ran in turn) by the mean of
+ * their log ratios. The tolerance is the larger of @tolerance and, when @noise is given,
+ * exp(VERDICT_WIDTH_FACTOR * noise->width) - 1; the spread is @noise->sd when given (a z-test),
+ * else the rounds' own (a t-test on n - 1 degrees of freedom). REGRESSION when the one-sided
+ * p of "worse <= 1 + tolerance" is at most @alpha (the caller divides the run's alpha among
+ * its metrics and looks); INCONCLUSIVE when the mean is past the tolerance but not shown;
+ * VERDICT_UNSTABLE when the rounds' own spread is far above @noise's; IMPROVED likewise
+ * the other way. Rounds with no spread and no calibration are exact: the mean decides.
+ * Figures in @f: each side's geometric mean over the rounds, their ratio, its 95% interval.
+ */
+enum verdict verdict_rounds(const double *base, const double *head, size_t n,
+			    enum metric_better better, double tolerance,
+			    const struct verdict_noise *noise, double alpha,
+			    struct verdict_figures *f);
 
 /**
  * verdict_set_resamples() - the bootstrap's resamples from now on (4000 by default, at least

@@ -30,7 +30,7 @@ void report_console_case(const struct case_result *r, FILE *out)
 {
 	char full[256], line[512];
 
-	fprintf(out, "%-5s %-56s %8.3f s\n", case_outcome_name(r->outcome),
+	fprintf(out, "%-5s %-56s %8.3f s\n", case_result_label(r),
 		case_full_name(r->inst, full, sizeof(full)), r->time_s);
 	/* A verdict's rounds (base, head) are shown when it failed; a case's figures always. */
 	for (unsigned int k = 0; k < r->inst->def->n_metrics; k++)
@@ -66,14 +66,18 @@ void report_console_case(const struct case_result *r, FILE *out)
 
 void report_console(const struct report_run *run, size_t from, FILE *out)
 {
-	size_t count[4] = {0};
+	size_t count[4] = {0}, unstable = 0;
 
 	for (size_t i = 0; i < run->n; i++) {
 		count[run->results[i].outcome]++;
+		unstable += run->results[i].unstable;
 		if (i >= from)
 			report_console_case(&run->results[i], out);
 	}
-	fprintf(out, "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped (%.1f s)\n",
-		run->n, count[OUTCOME_PASS], count[OUTCOME_FAIL], count[OUTCOME_ERROR],
-		count[OUTCOME_SKIP], run->time_s);
+	fprintf(out, "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped", run->n,
+		count[OUTCOME_PASS], count[OUTCOME_FAIL] - unstable, count[OUTCOME_ERROR],
+		count[OUTCOME_SKIP]);
+	if (unstable)
+		fprintf(out, ", %zu unstable", unstable);
+	fprintf(out, " (%.1f s)\n", run->time_s);
 }

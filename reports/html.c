@@ -601,8 +601,8 @@ static void case_row(xmlNodePtr table, const struct case_result *r, const char *
 	xmlNodePtr tr = el(table, "tr", NULL), td;
 	char buf[64];
 
-	td = el(tr, "td", case_outcome_name(r->outcome));
-	attr(td, "class", "outcome %s", case_outcome_name(r->outcome));
+	td = el(tr, "td", case_result_label(r));
+	attr(td, "class", "outcome %s", case_result_label(r));
 	td = el(tr, "td", NULL);
 	attr(td, "class", "name");
 	if (anchor)

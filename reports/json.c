@@ -62,9 +62,9 @@ static json_t *case_json(const struct case_result *r)
 			 in->def->kind == CASE_PERF   ? "perf"
 			 : in->def->kind == CASE_GATE ? "gate"
 						      : "check",
-			 "outcome", case_outcome_name(r->outcome), "message", jstr(r->message),
-			 "time_s", r->time_s, "timestamp", r->timestamp, "metrics", metrics,
-			 "properties", props, "stderr_tail", jstr(r->stderr_tail));
+			 "outcome", case_result_label(r), "message", jstr(r->message), "time_s",
+			 r->time_s, "timestamp", r->timestamp, "metrics", metrics, "properties",
+			 props, "stderr_tail", jstr(r->stderr_tail));
 }
 
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)

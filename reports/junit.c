@@ -88,7 +88,10 @@ static void add_outcome(xmlNodePtr tc, const struct case_result *r)
 	case OUTCOME_FAIL:
 		n = add_text_child(tc, "failure", r->message);
 		set_prop(n, "message", r->message);
-		set_prop(n, "type", r->inst->def->kind == CASE_GATE ? "gate" : "check");
+		set_prop(n, "type",
+			 r->unstable			   ? "unstable"
+			 : r->inst->def->kind == CASE_GATE ? "gate"
+							   : "check");
 		break;
 	case OUTCOME_ERROR:
 		/* The message says what happened; the body holds the child's last words. */

@@ -428,10 +428,10 @@ static void test_history_cli(void **state)
 	 * doubled (written below) fails, naming the metric.
 	 */
 	snprintf(args, sizeof(args), "compare %s %s", a, a);
-	expect(0, "impl.update_max", args);
+	expect(0, "impl.update_median", args);
 	scale_samples(a, b, 2.0);
 	snprintf(args, sizeof(args), "compare %s %s", a, b);
-	expect(1, "REGRESSION: impl.update_max", args);
+	expect(1, "REGRESSION: impl.update_median", args);
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's/\"hash\": \"[0-9a-f]*\"/\"hash\": \"0123456789abcdef\"/' "
 		 "%s > %s",
@@ -443,7 +443,7 @@ static void test_history_cli(void **state)
 	expect(0, "filed", args);
 	snprintf(args, sizeof(args), "run %s --baseline %s --impl memslots.update=heapsort", sel,
 		 hist);
-	expect(1, "REGRESSION: impl.update_max", args);
+	expect(1, "REGRESSION: impl.update_median", args);
 	snprintf(args, sizeof(args), "run -s memslots -k '*regression*' --baseline %s/nothing",
 		 dir);
 	expect(0, "no run of this host class", args);

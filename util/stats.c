@@ -432,3 +432,36 @@ void stats_holm(const double *p, size_t n, double alpha, bool *reject)
 	}
 	free(done);
 }
+
+double stats_t_sf(double t, double df)
+{
+	double p;
+
+	if (!isfinite(df))
+		return 0.5 * erfc(t / sqrt(2.0));
+	p = 0.5 * incomplete_beta(df / 2, 0.5, df / (df + t * t));
+	return t < 0 ? 1 - p : p;
+}
+
+double stats_t_quantile(double q, double df)
+{
+	double lo = -1e3, hi = 1e3;
+
+	/* stats_t_sf() falls as t grows: bisect for the t whose upper tail is 1 - q. */
+	for (int i = 0; i < 200 && hi - lo > 1e-12; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (stats_t_sf(mid, df) > 1 - q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+double stats_f_sf(double f, double d1, double d2)
+{
+	if (f <= 0)
+		return 1;
+	return incomplete_beta(d2 / 2, d1 / 2, d2 / (d2 + d1 * f));
+}

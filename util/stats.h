@@ -91,6 +91,18 @@ int stats_t_greater(const double *d, size_t n, double *p);
  * stats_holm() - Holm-Bonferroni: which of the @n hypotheses with p-values @p are rejected
  * with a family-wise error rate of at most @alpha. Fills @reject.
  */
+/**
+ * stats_t_sf() - P(T > @t) for Student's t with @df degrees of freedom; @df = INFINITY is the
+ * standard normal.
+ */
+double stats_t_sf(double t, double df);
+
+/** stats_t_quantile() - the t with P(T <= t) = @q (0 < @q < 1), @df as stats_t_sf(). */
+double stats_t_quantile(double q, double df);
+
+/** stats_f_sf() - P(F > @f) for Snedecor's F with @d1 and @d2 degrees of freedom. */
+double stats_f_sf(double f, double d1, double d2);
+
 void stats_holm(const double *p, size_t n, double alpha, bool *reject);
 
 #endif
