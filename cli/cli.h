@@ -40,6 +40,9 @@ enum {
 #define MAX_SUITE_ARGS 16
 /* Baselines: the newest runs of this host class that a run is judged against. */
 #define DEFAULT_BASELINE_RUNS 5
+/* calibrate: 4 A/A runs of 10 rounds, the 40 rounds a metric's noise needs. */
+#define CALIB_DEFAULT_RUNS 4
+#define CALIB_DEFAULT_ROUNDS 10
 
 /* Long options without a short form. */
 enum {
@@ -81,6 +84,7 @@ enum {
 	OPT_DEADLINE_NS,
 	OPT_DUMP,
 	OPT_CALIBRATION,
+	OPT_RUNS,
 };
 
 struct cli {
@@ -95,6 +99,7 @@ struct cli {
 	const char *label;
 	const char *baseline;
 	const char *calibration; /* ab: a history whose host class folder holds calibration.json */
+	unsigned long runs;	 /* calibrate: A/A runs */
 	unsigned long baseline_runs;
 	const char *base, *head; /* ab: the sides */
 	unsigned long rounds, confirm_rounds;
@@ -127,8 +132,8 @@ struct cli {
 
 /* The option tables of the commands (options.c). */
 extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
-    cli_case_exec_options[], cli_ab_options[], cli_compare_options[], cli_rules_options[],
-    cli_plain_options[], cli_merge_options[];
+    cli_calibrate_options[], cli_case_exec_options[], cli_ab_options[], cli_compare_options[],
+    cli_rules_options[], cli_plain_options[], cli_merge_options[];
 
 /** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
 int cli_print_usage(void);
@@ -207,6 +212,12 @@ int cli_reserve_pool(const struct hw_info *hw, struct run_opts *opts, const stru
 /* The commands: each takes its arguments after the command word, returns an exit status. */
 int cli_cmd_list(int argc, char **argv);
 int cli_cmd_run(int argc, char **argv);
+/** cli_cmd_model() - `memgate model`: the A/B procedures' A/A rate and power, modelled. */
+int cli_cmd_model(int argc, char **argv);
+
+/** cli_cmd_calibrate() - `memgate calibrate`: this host class's A/A noise, filed in a history. */
+int cli_cmd_calibrate(int argc, char **argv);
+
 /** cli_cmd_case_exec() - `memgate case-exec`: one case in this process (see runner.c). */
 int cli_cmd_case_exec(int argc, char **argv);
 int cli_cmd_rules(int argc, char **argv);

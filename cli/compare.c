@@ -471,3 +471,154 @@ out:
 	hist_release(&r);
 	return ret;
 }
+
+/* Feed one A/A run's rounds to the accumulators: every metric both sides measured. */
+static int calib_take(const struct ab_outcome *out, struct calib_acc **acc, size_t *n_acc)
+{
+	for (size_t i = 0; i < out->verdicts.n; i++) {
+		const struct judged *j = &out->verdicts.judged[i];
+
+		if (j->n_v &&
+		    calib_add(acc, n_acc, j->case_name, j->metric, j->unit,
+			      j->better == HIGHER_IS_BETTER, j->base_v, j->head_v, j->n_v))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The widest metrics, for the console: what this host class's noise is made of. */
+static void calib_print(const struct calib_acc *acc, size_t n_acc)
+{
+	size_t shown = 0;
+	bool *done = calloc(n_acc + 1, sizeof(*done));
+
+	printf("%-72s %7s %8s %8s\n", "metric (the widest first)", "rounds", "sd", "width");
+	while (done && shown < n_acc && shown < 25) {
+		size_t best = n_acc;
+
+		for (size_t i = 0; i < n_acc; i++)
+			if (!done[i] && (best == n_acc || calib_noise(&acc[i]).width >
+							      calib_noise(&acc[best]).width))
+				best = i;
+		done[best] = true;
+		printf("%-72.72s %7zu %7.2f%% %7.2f%%\n", acc[best].key, acc[best].n,
+		       100 * calib_noise(&acc[best]).sd, 100 * calib_noise(&acc[best]).width);
+		shown++;
+	}
+	free(done);
+}
+
+int cli_cmd_calibrate(int argc, char **argv)
+{
+	struct cli c;
+	struct hw_info hw;
+	struct ab_side self_a, self_b;
+	struct ab_opts o = {0};
+	struct mg_err err = {0};
+	const char *common[4 * MAX_SUITE_ARGS + 8];
+	char size[32], shard[32], context[1024], dir[512], self[4096], spec[4200], who[160];
+	struct calib_acc *acc = NULL;
+	size_t n_acc = 0;
+	struct case_inst *insts = NULL;
+	size_t n_insts = 0;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int ret = cli_parse(&c, argc, argv, cli_calibrate_options, "s:k:n:", 0);
+
+	if (ret || (ret = cli_load_rules(&c)))
+		return ret;
+	if (!c.calibration) {
+		ret = cli_usage_error("calibrate needs --history DIR: where the baselines of this "
+				      "host class are kept");
+		goto out_rules;
+	}
+	if (len <= 0) {
+		fprintf(stderr, "memgate: calibrate: which binary is this: %s\n", strerror(errno));
+		ret = EXIT_HARNESS;
+		goto out_rules;
+	}
+	self[len] = '\0';
+	/* This build against itself: quoted, so that a path with blanks stays one word. */
+	snprintf(spec, sizeof(spec), "'%s'", self);
+	c.base = c.head = spec;
+	if ((ret = cli_load_hw(&hw, NULL, NULL)))
+		goto out_rules;
+	if ((ret = ab_setup(&c, &hw, &self_a, &self_b, &o, context, sizeof(context))))
+		goto out_hw;
+	/* Rounds of one look: no second look is taken, every round is noise to measure. */
+	o.rounds = c.rounds_set ? (unsigned int)c.rounds : CALIB_DEFAULT_ROUNDS;
+	o.confirm_rounds = 0;
+	if (c.reserve && (ret = cli_expand(&c, &hw, &insts, &n_insts)) == 0) {
+		ret = cli_reserve_pool(&hw, &c.opts, insts, n_insts);
+		free(insts);
+	}
+	if (ret)
+		goto out_hw;
+	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size), shard);
+	o.common = common;
+	cli_signals_defer();
+	if (make_workdir(dir, sizeof(dir))) {
+		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
+		cli_signals_restore();
+		ret = EXIT_HARNESS;
+		goto out_hw;
+	}
+	o.workdir = dir;
+	if (ab_check_protocol(&self_a, &o, &err) || ab_check_protocol(&self_b, &o, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		ret = EXIT_USAGE;
+		goto out_dir;
+	}
+	for (unsigned long r = 0; r < c.runs && !cli_late_signal; r++) {
+		struct ab_outcome out;
+		int64_t t0 = util_now_ns();
+
+		o.seed = c.opts.seed + r * 1000;
+		ret = ab_run(&self_a, &self_b, &o, &out, &err);
+		if (ret) {
+			fprintf(stderr, "memgate: calibrate: run %lu: %s\n", r + 1,
+				ret == -EINTR ? "interrupted" : err.msg);
+			ab_outcome_release(&out);
+			ret = ret == -EINTR ? 128 + (out.interrupted ? out.interrupted : SIGINT)
+					    : EXIT_HARNESS;
+			goto out_dir;
+		}
+		ret = calib_take(&out, &acc, &n_acc) ? EXIT_HARNESS : 0;
+		fprintf(stderr,
+			"memgate: calibrate: A/A run %lu of %lu: %zu metrics, %u rounds, %.0f s\n",
+			r + 1, c.runs, out.verdicts.n, o.rounds,
+			(double)(util_now_ns() - t0) / 1e9);
+		ab_outcome_release(&out);
+		if (ret)
+			goto out_dir;
+	}
+	if (cli_late_signal) {
+		ret = 128 + cli_late_signal;
+		goto out_dir;
+	}
+	if (!n_acc) {
+		fprintf(stderr, "memgate: calibrate: no perf case was measured: nothing to file\n");
+		ret = EXIT_FAILED;
+		goto out_dir;
+	}
+	snprintf(who, sizeof(who), "memgate %s (%s)", MEMGATE_VERSION, MEMGATE_COMMIT);
+	if (calib_save(acc, n_acc, c.calibration, hw.fingerprint_hash, hw.fingerprint, who,
+		       (unsigned int)c.runs, o.rounds, &err)) {
+		fprintf(stderr, "memgate: calibrate: %s\n", err.msg);
+		ret = EXIT_HARNESS;
+		goto out_dir;
+	}
+	calib_print(acc, n_acc);
+	printf("%s/%s/%s: %zu metrics, %lu A/A runs of %u rounds (host class %s)\n", c.calibration,
+	       hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o.rounds, hw.fingerprint);
+	ret = EXIT_PASSED;
+out_dir:
+	remove_workdir(dir);
+	cli_signals_restore();
+out_hw:
+	calib_acc_release(acc, n_acc);
+	reserve_restore();
+	hw_release(&hw);
+out_rules:
+	rules_release(&c.rules);
+	return ret;
+}

@@ -264,8 +264,8 @@ static int dispatch(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (!cmd)
-		return cli_usage_error(
-		    "%s", "missing command: hw, list, run, ab, compare, baseline, merge or rules");
+		return cli_usage_error("%s", "missing command: hw, list, run, ab, calibrate, "
+					     "compare, baseline, merge or rules");
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
 		return cli_print_usage();
 	if (!strcmp(cmd, "--version")) {
@@ -289,6 +289,10 @@ static int dispatch(int argc, char **argv)
 	if (!strcmp(cmd, "rules"))
 		return cli_cmd_rules(argc - 1, argv + 1);
 	/* The A/B protocol: what `memgate ab` asks a side first. */
+	if (!strcmp(cmd, "model"))
+		return cli_cmd_model(argc - 1, argv + 1);
+	if (!strcmp(cmd, "calibrate"))
+		return cli_cmd_calibrate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "case-exec"))
 		return cli_cmd_case_exec(argc - 1, argv + 1);
 	if (!strcmp(cmd, "ab-protocol")) {
@@ -302,7 +306,7 @@ static int dispatch(int argc, char **argv)
 		return EXIT_PASSED;
 	}
 	return cli_usage_error(
-	    "unknown command '%s': expected hw, list, run, ab, compare, baseline, "
+	    "unknown command '%s': expected hw, list, run, ab, calibrate, compare, baseline, "
 	    "merge or rules",
 	    cmd);
 }

@@ -38,9 +38,13 @@ static const char usage_text[] =
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
     "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick] [--long]\n"
     "        [--junit FILE] [--json FILE] [--rules FILE] [--reserve-hugepages] [--size SIZE]\n"
-    "        [--counter C]\n"
+    "        [--counter C] [--calibration DIR]\n"
     "        is head slower than base? Every shared perf case, the two builds in turn,\n"
     "        each round a fresh process of each; head's checks run once\n"
+    "  calibrate --history DIR [--runs K] [--rounds N] [-s SUITE]... [-k GLOB] [--quick]\n"
+    "        [--reserve-hugepages] [--size SIZE]\n"
+    "        this build against itself, K A/A runs of N rounds (default 4 of 10): each\n"
+    "        metric's noise on this host class, filed as DIR/HOST_CLASS_HASH/calibration.json\n"
     "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--rules FILE]\n"
     "        judge a run against earlier ones (pooled per run) of the same host class\n"
     "  merge SHARD.json... --json FILE\n"
@@ -75,8 +79,14 @@ static const char usage_text[] =
     "      --no-gates        no in-run gates (what ab asks of each side)\n"
     "      --baseline PATH   a results file, or a directory of them (baseline add)\n"
     "      --baseline-runs N the newest N runs of this host class there (default 5)\n"
-    "      --rounds N        ab: rounds of every shared case (default 5, quick 3)\n"
-    "      --confirm-rounds N  ab: fresh rounds for flagged metrics (default: --rounds)\n"
+    "      --rounds N        ab: rounds of every shared case, even (default 6, quick 4);\n"
+    "                        calibrate: rounds of each A/A run (default 10)\n"
+    "      --confirm-rounds N  ab: more rounds for metrics the first look left undecided,\n"
+    "                        even (default 10, quick 6)\n"
+    "      --calibration DIR ab: this host class's noise from `memgate calibrate --history\n"
+    "                        DIR` (without it: the rules' tolerances, each run's own spread)\n"
+    "      --history DIR     calibrate: the history (baseline add) to file the noise in\n"
+    "      --runs K          calibrate: A/A runs (default 4)\n"
     "      --any-host        compare: accept base runs of another host class\n"
     "      --qemu PATH       the QEMU the qemu suite launches (default: qemu-system-x86_64\n"
     "                        on PATH; none there: its cases SKIP saying so)\n"
@@ -100,6 +110,8 @@ static const char usage_text[] =
     "exit status:\n"
     "  0  every case, gate and comparison passed (or was skipped, with its reason)\n"
     "  1  a check, gate or comparison failed, or a case crashed or timed out\n"
+    "     (an ab verdict that is UNSTABLE, undecided or noisier than calibrated, is a\n"
+    "     JUnit failure of type unstable, which Jenkins shows yellow, and exits 0)\n"
     "  2  bad usage or bad input (options, topology, rules or results files, a side of\n"
     "     ab that is not a memgate speaking its protocol)\n"
     "  3  the harness itself failed\n"
@@ -208,6 +220,25 @@ const struct option cli_run_options[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"topology", required_argument, NULL, OPT_TOPOLOGY},
     {"host", required_argument, NULL, OPT_HOST},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+const struct option cli_calibrate_options[] = {
+    {"history", required_argument, NULL, OPT_CALIBRATION},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"suite", required_argument, NULL, 's'},
+    {"filter", required_argument, NULL, 'k'},
+    {"samples", required_argument, NULL, 'n'},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"long", no_argument, NULL, OPT_LONG},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"rules", required_argument, NULL, OPT_RULES},
+    {"size", required_argument, NULL, OPT_SIZE},
+    {"reserve-hugepages", no_argument, NULL, OPT_RESERVE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -429,6 +460,8 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 	case OPT_CALIBRATION:
 		c->calibration = arg;
 		return 0;
+	case OPT_RUNS:
+		return parse_ulong("--runs", arg, 2, 1000, &c->runs);
 	case OPT_JUNIT_STYLE:
 		if (strcmp(arg, "jenkins") && strcmp(arg, "ant")) {
 			cli_usage_error("--junit-style expects 'jenkins' or 'ant', got '%s'", arg);
@@ -544,6 +577,7 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, 
 	c->opts.seed = 1;
 	c->opts.impl = &c->impl;
 	c->baseline_runs = DEFAULT_BASELINE_RUNS;
+	c->runs = CALIB_DEFAULT_RUNS;
 	/* 0, not 1: glibc then forgets a half-read "-nabc" of an earlier parse as well. */
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, shorts, table, NULL)) != -1) {

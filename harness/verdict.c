@@ -10,10 +10,7 @@
 #include "util/stats.h"
 #include "util/util.h"
 
-/* Bootstrap resamples: the 2.5% and 97.5% points, and p-values down to 1/4001. */
-#define VERDICT_RESAMPLES 4000
-
-static unsigned int resamples = VERDICT_RESAMPLES;
+static unsigned int resamples = VERDICT_DEFAULT_RESAMPLES;
 
 void verdict_set_resamples(unsigned int n)
 {

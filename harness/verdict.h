@@ -90,6 +90,9 @@ enum verdict verdict_rounds(const double *base, const double *head, size_t n,
 			    const struct verdict_noise *noise, double alpha,
 			    struct verdict_figures *f);
 
+/* Bootstrap resamples: the 2.5% and 97.5% points, and p-values down to 1/4001. */
+#define VERDICT_DEFAULT_RESAMPLES 4000
+
 /**
  * verdict_set_resamples() - the bootstrap's resamples from now on (4000 by default, at least
  * 40): for a fuzz target, which tests the logic on many inputs, not the precision.

@@ -2,14 +2,17 @@
  * tests, Holm's correction, the rules file, results read back, and A/B case identities. */
 #include "tests/testutil.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness/ab.h"
+#include "harness/calibration.h"
 #include "harness/compare.h"
 #include "harness/gate.h"
 #include "harness/history.h"
+#include "harness/model.h"
 #include "harness/rules.h"
 #include "harness/verdict.h"
 #include "util/stats.h"
@@ -301,13 +304,171 @@ static void test_no_ratio_no_pass(void **state)
 	assert_false(g.undefined);
 }
 
+/* The mean of log ratios over balanced rounds: exact, noisy, calibrated, undefined. */
+static void test_rounds_verdicts(void **state)
+{
+	double base[16], same[16], up2[16], noisy_b[16], noisy_h[16];
+	struct verdict_noise quiet = {.sd = 0.01, .width = 0.003, .rounds = 40};
+	struct verdict_noise wide = {.sd = 0.05, .width = 0.03, .rounds = 40};
+	struct verdict_figures f;
+
+	(void)state;
+	for (size_t i = 0; i < 16; i++) {
+		base[i] = same[i] = 1000;
+		up2[i] = 1020;
+	}
+	/* Simulated counts: every round the same, the mean decides exactly. */
+	assert_int_equal(verdict_rounds(base, same, 2, LOWER_IS_BETTER, 0.01, NULL, 0.001, &f),
+			 VERDICT_PASS);
+	assert_true(f.exact && f.worse == 1);
+	assert_int_equal(verdict_rounds(base, up2, 2, LOWER_IS_BETTER, 0.01, NULL, 0.001, &f),
+			 VERDICT_REGRESSION);
+	assert_true(fabs(f.worse - 1.02) < 1e-12 && fabs(f.head_median - 1020) < 1e-9);
+	/* 2% worse where higher is better is base over head. */
+	assert_int_equal(verdict_rounds(up2, base, 2, HIGHER_IS_BETTER, 0.01, NULL, 0.001, &f),
+			 VERDICT_REGRESSION);
+	/* Noise around equality: never a regression, at any alpha. */
+	around(noisy_b, 16, 1000, 0.05, 0);
+	around(noisy_h, 16, 1000, 0.05, 3);
+	assert_int_not_equal(
+	    verdict_rounds(noisy_b, noisy_h, 16, LOWER_IS_BETTER, 0.05, NULL, 0.05, &f),
+	    VERDICT_REGRESSION);
+	assert_false(f.calibrated);
+	/* 20% worse with noise: shown at a per-metric alpha of a large family. */
+	around(noisy_h, 16, 1200, 0.02, 3);
+	assert_int_equal(
+	    verdict_rounds(noisy_b, noisy_h, 16, LOWER_IS_BETTER, 0.05, NULL, 1e-4, &f),
+	    VERDICT_REGRESSION);
+	/* Past the tolerance but not shown: undecided. */
+	around(noisy_h, 4, 1080, 0.05, 3);
+	assert_int_equal(verdict_rounds(noisy_b, noisy_h, 4, LOWER_IS_BETTER, 0.05, NULL, 1e-4, &f),
+			 VERDICT_INCONCLUSIVE);
+	/* Calibrated: the host's spread decides; these rounds are far noisier: UNSTABLE. */
+	around(noisy_h, 16, 1000, 0.05, 3);
+	assert_int_equal(
+	    verdict_rounds(noisy_b, noisy_h, 16, LOWER_IS_BETTER, 0.05, &quiet, 0.01, &f),
+	    VERDICT_UNSTABLE);
+	assert_true(f.calibrated && f.sd_own > f.sd_used);
+	/* A wide calibration raises the tolerance past the rule's: 3 x 3% over 5%. */
+	verdict_rounds(noisy_b, noisy_h, 16, LOWER_IS_BETTER, 0.05, &wide, 0.01, &f);
+	assert_true(fabs(f.tolerance - expm1(VERDICT_WIDTH_FACTOR * 0.03)) < 1e-12);
+	/* A calibration of too few rounds is none. */
+	wide.rounds = 1;
+	verdict_rounds(noisy_b, noisy_h, 16, LOWER_IS_BETTER, 0.05, &wide, 0.01, &f);
+	assert_false(f.calibrated);
+	/* A zero on one side: no ratio, never a pass. */
+	up2[1] = 0;
+	assert_int_equal(verdict_rounds(base, up2, 2, LOWER_IS_BETTER, 0.01, NULL, 0.01, &f),
+			 VERDICT_INCONCLUSIVE);
+	assert_true(f.undefined[0] != '\0');
+}
+
+/* A calibration: gathered from A/A rounds, filed, read back, found; bad files refused. */
+static void test_calibration(void **state)
+{
+	char dir[] = "/tmp/memgate-calib-XXXXXX", path[256], cmd[300];
+	const char *name = "memslots.update.growth[impl=shift]";
+	double b[10], h[10];
+	struct calib_acc *acc = NULL;
+	size_t n_acc = 0;
+	struct calibration c;
+	struct mg_err err = {0};
+	const struct verdict_noise *z;
+	struct hist_run *runs = NULL;
+	size_t n_runs = 99;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (unsigned int run = 0; run < 4; run++) {
+		around(b, 10, 100, 0.04, run);
+		around(h, 10, 100, 0.04, run + 5);
+		assert_int_equal(
+		    calib_add(&acc, &n_acc, name, "update_median.4096", "cycles", 0, b, h, 10), 0);
+		assert_int_equal(
+		    calib_add(&acc, &n_acc, name, "update_median.509", "cycles", 0, b, h, 3), 0);
+	}
+	assert_int_equal(n_acc, 2);
+	assert_int_equal(calib_noise(&acc[0]).rounds, 40);
+	assert_true(calib_noise(&acc[0]).sd > 0 && calib_noise(&acc[0]).width > 0);
+	assert_int_equal(calib_save(acc, n_acc, dir, "0123456789abcdef", "x86_64/test", "memgate t",
+				    4, 10, &err),
+			 0);
+	calib_acc_release(acc, n_acc);
+	assert_int_equal(calib_load(&c, dir, "0123456789abcdef", &err), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.runs, 4);
+	/* impl= is not part of a case's identity; 12 rounds are too few to be used. */
+	z = calib_find(&c, "memslots.update.growth[impl=swap]", "update_median.4096");
+	assert_non_null(z);
+	assert_int_equal(z->rounds, 40);
+	assert_null(calib_find(&c, name, "update_median.509"));
+	assert_null(calib_find(&c, name, "nothing"));
+	calib_release(&c);
+	/* Another host class has none: not an error. */
+	assert_int_equal(calib_load(&c, dir, "fedcba9876543210", &err), -ENOENT);
+	/* A history's scan passes over the calibration: it is no run. */
+	assert_int_equal(hist_dir_runs(dir, "0123456789abcdef", 5, &runs, &n_runs, &err), 0);
+	assert_int_equal(n_runs, 0);
+	free(runs);
+	/* Bad files: what was expected, and where. */
+	assert_int_equal(calib_parse(&c, "{\"format\": 1", "x.json", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "x.json:1"));
+	assert_int_equal(calib_parse(&c,
+				     "{\"format\": 2, \"runs\": 1, \"rounds\": 1, \"metrics\": []}",
+				     "y.json", &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "expected a memgate calibration"));
+	assert_int_equal(
+	    calib_parse(
+		&c,
+		"{\"format\": 1, \"runs\": 1, \"rounds\": 1, \"metrics\": [{\"key\": \"a:b\", "
+		"\"sd\": -1, \"width\": 0, \"rounds\": 40}]}",
+		"z.json", &err),
+	    -EINVAL);
+	assert_non_null(strstr(err.msg, "metric 1"));
+	snprintf(path, sizeof(path), "%s/0123456789abcdef/%s", dir, CALIB_FILE);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not json", f);
+	fclose(f);
+	assert_int_equal(calib_load(&c, dir, "0123456789abcdef", &err), -EINVAL);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The model: rates are fractions, and the procedure of before December 2026 fails A/A runs
+ * where the one that replaced it does not (the issue's figure: 77% at a 5% spread). */
+static void test_model(void **state)
+{
+	struct model_params mp = {.metrics = 150,
+				  .spread = 0.05,
+				  .tolerance = 0.05,
+				  .slowdown = 0.10,
+				  .alpha = 0.05,
+				  .runs = 20,
+				  .rounds = 6,
+				  .more_rounds = 10,
+				  .seed = 7};
+	struct model_rates old, now;
+
+	(void)state;
+	assert_int_equal(model_run(&mp, MODEL_MEDIANS_HOLM, &old), 0);
+	assert_int_equal(model_run(&mp, MODEL_CALIBRATED, &now), 0);
+	assert_true(old.aa_failed > 0.3 && now.aa_failed <= old.aa_failed);
+	assert_true(now.caught >= 0 && now.caught <= 1 && now.mean_rounds >= 6);
+	mp.rounds = 60;
+	assert_int_equal(model_run(&mp, MODEL_OWN_SPREAD, &now), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_t_and_holm),		cmocka_unit_test(test_paired_verdicts),
 	    cmocka_unit_test(test_runs_verdicts),	cmocka_unit_test(test_rules),
 	    cmocka_unit_test(test_history_and_compare), cmocka_unit_test(test_case_key),
-	    cmocka_unit_test(test_no_ratio_no_pass),
+	    cmocka_unit_test(test_no_ratio_no_pass),	cmocka_unit_test(test_rounds_verdicts),
+	    cmocka_unit_test(test_calibration),		cmocka_unit_test(test_model),
 	};
 
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
