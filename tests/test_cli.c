@@ -483,10 +483,6 @@ static void set_member(const char *from, const char *to, const char *object, con
 	json_decref(root);
 }
 
-/*
- * A comparison of nothing is never a pass: a zero side, no shared case, a head whose cases
- * broke, base cases that failed, a history from the future, a selection that matches nothing.
- */
 /* The samples of every metric of @path, in order: "case:metric v v ...\n" lines into @buf. */
 static void samples_of(const char *path, char *buf, size_t len)
 {
@@ -495,20 +491,20 @@ static void samples_of(const char *path, char *buf, size_t len)
 
 	assert_non_null(root);
 	buf[0] = '\0';
-	json_array_foreach(json_object_get(root, "cases"), i, c)
-	    json_array_foreach(json_object_get(c, "metrics"), k, m)
-	{
-		json_t *v;
-		size_t s;
+	for (i = 0; (c = json_array_get(json_object_get(root, "cases"), i)); i++)
+		for (k = 0; (m = json_array_get(json_object_get(c, "metrics"), k)); k++) {
+			json_t *v;
 
-		used += (size_t)snprintf(buf + used, len - used, "%s:%s",
-					 json_string_value(json_object_get(c, "name")),
-					 json_string_value(json_object_get(m, "name")));
-		json_array_foreach(json_object_get(m, "samples"), s, v) used +=
-		    (size_t)snprintf(buf + used, len - used, " %.17g", json_number_value(v));
-		used += (size_t)snprintf(buf + used, len - used, "\n");
-		assert_true(used < len);
-	}
+			used += (size_t)snprintf(buf + used, len - used, "%s:%s",
+						 json_string_value(json_object_get(c, "name")),
+						 json_string_value(json_object_get(m, "name")));
+			for (size_t s = 0; (v = json_array_get(json_object_get(m, "samples"), s));
+			     s++)
+				used += (size_t)snprintf(buf + used, len - used, " %.17g",
+							 json_number_value(v));
+			used += (size_t)snprintf(buf + used, len - used, "\n");
+			assert_true(used < len);
+		}
 	json_decref(root);
 }
 
@@ -605,6 +601,10 @@ static void test_calibrate_cli(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A comparison of nothing is never a pass: a zero side, no shared case, a head whose cases
+ * broke, base cases that failed, a history from the future, a selection that matches nothing.
+ */
 static void test_nothing_compared(void **state)
 {
 	char dir[] = "/tmp/memgate-nothing-XXXXXX", args[1024], a[64], b[64], hist[64];

@@ -1,0 +1,32 @@
+/* fuzz_calibration.c - libFuzzer target: a history's calibration.json, any bytes: a calibration
+ * whose metrics can be looked up, or an error naming the file, never a crash, a hang or a leak;
+ * then a callgrind dump's head read for its counts. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/calibration.h"
+#include "hw/counter.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	struct calibration c;
+	struct counter_reading r;
+	struct mg_err err;
+
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	if (!calib_parse(&c, text, "fuzz.json", &err)) {
+		for (size_t i = 0; i < c.n; i++)
+			calib_find(&c, "memslots.update.growth[impl=shift]", c.e[i].key);
+		calib_release(&c);
+	}
+	counter_parse_dump(text, &r);
+	free(text);
+	return 0;
+}
