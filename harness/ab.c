@@ -803,6 +803,13 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 		cases[i].alpha = o->rules->alpha /
 				 (double)(o->gated_metrics ? o->gated_metrics : 1) /
 				 (o->confirm_rounds ? 2 : 1);
+	if (n_cases)
+		fprintf(
+		    stderr,
+		    "memgate: ab: %zu shared perf cases, %zu gated metrics: each tested at alpha "
+		    "%.3g / %zu / %d looks\n",
+		    n_cases, o->gated_metrics, o->rules->alpha, o->gated_metrics,
+		    o->confirm_rounds ? 2 : 1);
 	for (size_t i = 0; !ret && i < n_cases; i++)
 		ret = run_case(base, head, o, &cases[i], out, err);
 	if (ret == -EINTR)
