@@ -262,11 +262,13 @@ int cli_cmd_ab(int argc, char **argv)
 		memcpy(all, out.extra, out.n_extra * sizeof(*all));
 		memcpy(all + out.n_extra, out.verdicts.results, out.verdicts.n * sizeof(*all));
 		ret = report_comparison(&c, &hw, all, out.n_extra + out.verdicts.n, t0);
-		fprintf(stderr,
-			"memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
-			"more for flagged metrics, %u samples a round) in %.0f s\n",
-			out.cases_compared, out.verdicts.n, o.rounds, o.confirm_rounds, o.samples,
-			(double)(util_now_ns() - t0) / 1e9);
+		fprintf(
+		    stderr,
+		    "memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
+		    "more for undecided metrics, %u samples a round; a simulated case: 2 rounds "
+		    "of 1 sample) in %.0f s\n",
+		    out.cases_compared, out.verdicts.n, o.rounds, o.confirm_rounds, o.samples,
+		    (double)(util_now_ns() - t0) / 1e9);
 		ret = ab_nothing_compared(&out, ret);
 		if (out.interrupted) {
 			fprintf(stderr,

@@ -192,6 +192,7 @@ enum verdict verdict_rounds(const double *base, const double *head, size_t n,
 			    struct verdict_figures *f)
 {
 	double sum = 0, ss = 0, lb = 0, lh = 0, mean, bound, se, df, q;
+	bool zero_b = false, zero_h = false;
 
 	memset(f, 0, sizeof(*f));
 	f->p = f->p_mw = 1;
@@ -216,6 +217,8 @@ enum verdict verdict_rounds(const double *base, const double *head, size_t n,
 		sum += d;
 		lb += base[i] > 0 ? log(base[i]) : 0;
 		lh += head[i] > 0 ? log(head[i]) : 0;
+		zero_b |= base[i] == 0;
+		zero_h |= head[i] == 0;
 	}
 	mean = sum / (double)n;
 	for (size_t i = 0; i < n; i++) {
@@ -223,8 +226,9 @@ enum verdict verdict_rounds(const double *base, const double *head, size_t n,
 
 		ss += d * d;
 	}
-	f->base_median = exp(lb / (double)n);
-	f->head_median = exp(lh / (double)n);
+	/* A geometric mean of figures with a zero among them is 0. */
+	f->base_median = zero_b ? 0 : exp(lb / (double)n);
+	f->head_median = zero_h ? 0 : exp(lh / (double)n);
 	f->worse = exp(mean);
 	f->sd_own = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 	f->calibrated = noise && noise->rounds > 1;
