@@ -520,7 +520,9 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 			 x->tol.why);
 	if (f->exact)
 		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
-			 simulated ? " (simulated counts)" : "");
+			 simulated  ? " (simulated counts)"
+			 : o->calib ? " (no calibration for this host class and metric)"
+				    : " (no calibration for this host class)");
 	else if (f->calibrated)
 		snprintf(
 		    spread, sizeof(spread),
