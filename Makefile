@@ -34,7 +34,7 @@ endif
 
 # The layers, lowest first: a file may include from its own folder and the ones before it
 # (tests/layers.sh checks it). cli/ is the top, the only one that sees everything.
-LAYERS := util hw impl harness suites reports
+LAYERS := util hw impl run judge suites reports
 
 # Everything but the CLI goes into a static library the tests link too.
 LIB_SRCS := $(wildcard $(LAYERS:%=%/*.c) suites/*/*.c)
@@ -115,7 +115,7 @@ clean:
 	rm -rf build build-asan build-fuzz
 
 # The assembler reads the rules into the binary (.incbin): rebuild when they change.
-$(B)/harness/rules_embedded.o: ci/rules.conf
+$(B)/judge/rules_embedded.o: ci/rules.conf
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:%=%.d)
 
@@ -133,7 +133,7 @@ build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
 
-build-fuzz/harness/rules_embedded.o: ci/rules.conf
+build-fuzz/judge/rules_embedded.o: ci/rules.conf
 
 # Kept between builds: make would delete them as intermediates of the targets.
 .SECONDARY: $(FUZZ_OBJS)

@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "harness/case.h"
-#include "harness/gate.h"
-#include "harness/impl_opts.h"
-#include "harness/rules.h"
+#include "run/case.h"
+#include "judge/gate.h"
+#include "run/impl_opts.h"
+#include "judge/rules.h"
 #include "hw/hw.h"
-#include "hw/qemu.h"
+#include "run/qemu.h"
 #include "reports/report.h"
 
 #define MEMGATE_VERSION "0.1.0"

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "harness/ab.h"
-#include "harness/compare.h"
-#include "harness/history.h"
+#include "judge/ab.h"
+#include "judge/compare.h"
+#include "judge/history.h"
 #include "hw/reserve.h"
 #include "reports/file.h"
 #include "util/text.h"

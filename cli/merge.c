@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "harness/merge.h"
+#include "judge/merge.h"
 #include "reports/file.h"
 
 int cli_cmd_merge(int argc, char **argv)

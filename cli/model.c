@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "harness/model.h"
+#include "judge/model.h"
 #include "util/util.h"
 
 #define MODEL_MAX_SPREADS 16

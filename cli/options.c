@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "harness/impl_opts.h"
+#include "run/impl_opts.h"
 #include "util/text.h"
 #include "util/util.h"
 

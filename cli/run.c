@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "harness/compare.h"
-#include "harness/history.h"
-#include "harness/runner.h"
+#include "judge/compare.h"
+#include "judge/history.h"
+#include "run/runner.h"
 #include "hw/reserve.h"
 #include "suites/suites.h"
 #include "util/text.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/calibration.h"
+#include "judge/calibration.h"
 #include "hw/counter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

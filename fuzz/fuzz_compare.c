@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/compare.h"
-#include "harness/history.h"
-#include "harness/rules.h"
+#include "judge/compare.h"
+#include "judge/history.h"
+#include "judge/rules.h"
 #include "reports/report.h"
 
 /* Up to this many runs per input, split at SEP: the base runs, then head last. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/merge.h"
+#include "judge/merge.h"
 
 #define MAX_SHARDS 4
 #define SEP "\n@@\n"

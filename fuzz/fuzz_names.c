@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/case.h"
-#include "harness/impl_opts.h"
+#include "run/case.h"
+#include "run/impl_opts.h"
 #include "util/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

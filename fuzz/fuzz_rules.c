@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/rules.h"
+#include "judge/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

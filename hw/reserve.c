@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hw/hw.h"
+#include "util/proc.h"
 #include "util/util.h"
 
 #define MAX_POOLS 4
@@ -46,8 +47,7 @@ static pid_t owner;
 static int lock_fd = -1;
 static pid_t lock_owner;     /* the process that took the lock (a child inherits it) */
 static char state_path[128]; /* this process's record; "" when it has none */
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static struct sigaction old_actions[ARRAY_SIZE(fatal_signals)];
+static struct proc_saved_signals old_actions; /* the stop signals' actions before ours */
 
 /* A decimal number from a sysfs file, without stdio (async-signal-safe). */
 static int read_count(const char *path, uint64_t *v)
@@ -122,17 +122,15 @@ static void on_fatal(int sig)
 {
 	reserve_restore();
 	/* Then the signal does what it would have done: usually end the process. */
-	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
-		if (fatal_signals[i] == sig)
-			sigaction(sig, &old_actions[i], NULL);
+	for (size_t i = 0; i < PROC_N_STOP_SIGNALS; i++)
+		if (proc_stop_signals[i] == sig)
+			sigaction(sig, &old_actions.old[i], NULL);
 	raise(sig);
 }
 
 static void arm_restore(void)
 {
 	static int armed;
-	struct sigaction sa = {.sa_handler = on_fatal};
-
 	if (armed && owner == getpid())
 		return;
 	/* A forked child starts its own list: what it inherited is its parent's to restore. */
@@ -143,9 +141,7 @@ static void arm_restore(void)
 		return; /* the handlers and the atexit came along with the fork */
 	armed = 1;
 	atexit(reserve_restore);
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < ARRAY_SIZE(fatal_signals); i++)
-		sigaction(fatal_signals[i], &sa, &old_actions[i]);
+	proc_catch_stops(on_fatal, &old_actions);
 }
 
 /*
@@ -425,7 +421,7 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err)
 /*
  * The lock is held but the memgate that took it (its pid is in the file) is gone: what holds
  * it are that memgate's children, which inherited the descriptor and are being killed with it
- * (proc_die_with_parent()). Their exit releases the lock and, before that, unmaps their pages.
+ * (util/proc.c). Their exit releases the lock and, before that, unmaps their pages.
  */
 static bool holder_dead(int fd)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "reports/file.h"
-#include "harness/history.h"
+#include "judge/history.h"
 #include "util/text.h"
 
 /* A string JSON can carry: the child's stderr may hold bytes that are not UTF-8. */

@@ -5,8 +5,8 @@
 #include <stdio.h>
 
 #include "hw/hw.h"
-#include "harness/history.h"
-#include "harness/result.h"
+#include "judge/history.h"
+#include "run/result.h"
 #include "util/err.h"
 
 struct report_run {

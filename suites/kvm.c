@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness/result.h"
-#include "harness/sampling.h"
+#include "run/result.h"
+#include "run/sampling.h"
 #include "hw/tsc.h"
 #include "impl/memslots.h"
 #include "suites/suites.h"

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "harness/case.h"
+#include "run/case.h"
 
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)

@@ -12,8 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "harness/gate.h"
-#include "harness/sampling.h"
+#include "judge/gate.h"
+#include "run/sampling.h"
 #include "impl/prealloc.h"
 #include "suites/pages.h"
 #include "suites/suites.h"

@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness/result.h"
-#include "harness/sampling.h"
+#include "run/result.h"
+#include "run/sampling.h"
 #include "hw/measure.h"
-#include "hw/qemu.h"
+#include "run/qemu.h"
 #include "impl/prealloc.h"
 #include "suites/pages.h"
 #include "suites/suites.h"

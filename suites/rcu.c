@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "harness/gate.h"
-#include "harness/sampling.h"
+#include "judge/gate.h"
+#include "run/sampling.h"
 #include "hw/counter.h"
 #include "impl/guest.h"
 #include "impl/rcu_boot.h"

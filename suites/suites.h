@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "harness/case.h"
+#include "run/case.h"
 
 /* Each suite exports its definition and nothing else. */
 extern const struct suite_def suite_hw;

@@ -50,16 +50,20 @@ else
 	echo "not ok 1 - includes reach above their layer"
 fi
 
-# The check itself: an impl/ file that includes the harness must be reported.
+# The check itself: upward includes planted in a scratch tree must be reported, one per
+# boundary that matters most (impl/ reaching the runner, the runner reaching the judge), and
+# the downward ones beside them must not.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-mkdir -p "$tmp/impl" "$tmp/harness"
-printf '#include "harness/case.h"\n' > "$tmp/impl/planted.c"
-printf '#include "impl/planted.h"\n' > "$tmp/harness/ok.c"
+mkdir -p "$tmp/impl" "$tmp/run" "$tmp/judge"
+printf '#include "run/case.h"\n' > "$tmp/impl/planted.c"
+printf '#include "judge/verdict.h"\n#include "impl/planted.h"\n' > "$tmp/run/planted.c"
+printf '#include "run/case.h"\n#include "impl/planted.h"\n' > "$tmp/judge/ok.c"
 planted=$(violations "$tmp")
-if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 1 ] &&
-   printf '%s\n' "$planted" | grep -q '^impl/planted.c:1: includes "harness/case.h"'; then
-	echo "ok 2 - a planted upward include (impl/ -> harness/) is caught, a downward one is not"
+if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 2 ] &&
+   printf '%s\n' "$planted" | grep -q '^impl/planted.c:1: includes "run/case.h"' &&
+   printf '%s\n' "$planted" | grep -q '^run/planted.c:1: includes "judge/verdict.h"'; then
+	echo "ok 2 - planted upward includes (impl/ -> run/, run/ -> judge/) are caught, downward ones are not"
 else
 	printf '%s\n' "$planted" | sed 's/^/# /'
 	echo "not ok 2 - the layering check missed a planted upward include"

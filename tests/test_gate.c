@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "harness/gate.h"
-#include "harness/rules.h"
+#include "judge/gate.h"
+#include "judge/rules.h"
 
 /*
  * Recorded 2026-12-02 on the CI machine kind (2 vCPUs, Intel Xeon under KVM) with

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "reports/report.h"
-#include "harness/runner.h"
+#include "run/runner.h"
 #include "util/util.h"
 
 enum { M_VALUE };

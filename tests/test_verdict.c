@@ -7,14 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness/ab.h"
-#include "harness/calibration.h"
-#include "harness/compare.h"
-#include "harness/gate.h"
-#include "harness/history.h"
-#include "harness/model.h"
-#include "harness/rules.h"
-#include "harness/verdict.h"
+#include "judge/ab.h"
+#include "judge/calibration.h"
+#include "judge/compare.h"
+#include "judge/gate.h"
+#include "judge/history.h"
+#include "judge/model.h"
+#include "judge/rules.h"
+#include "judge/verdict.h"
 #include "util/stats.h"
 #include "util/util.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/sampling.h"
+#include "run/sampling.h"
 #include "hw/tsc.h"
 #include "suites/memslots/memslots.h"
 #include "util/util.h"

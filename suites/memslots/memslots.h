@@ -2,7 +2,7 @@
 #ifndef MG_SUITES_MEMSLOTS_MEMSLOTS_H
 #define MG_SUITES_MEMSLOTS_MEMSLOTS_H
 
-#include "harness/case.h"
+#include "run/case.h"
 #include "impl/memslots.h"
 
 /* An update strategy with the name reports use. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness/gate.h"
+#include "judge/gate.h"
 #include "suites/memslots/memslots.h"
 #include "suites/suites.h"
 #include "util/util.h"

@@ -1,0 +1,847 @@
+/* ab.c - drive two memgate binaries case by case, round by round, and judge head against base. */
+#include "judge/ab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "judge/history.h"
+#include "util/proc.h"
+#include "util/stats.h"
+#include "util/text.h"
+#include "util/util.h"
+
+/* What a side prints for `list --json` or `ab-protocol`, read back at most. */
+#define AB_OUTPUT_MAX (8u << 20)
+/* A side gets this long past its own per-case deadline to report the timeout itself. */
+#define AB_SIDE_MARGIN_S 10
+/* A side's `list` or `ab-protocol` must answer within this. */
+#define AB_QUICK_TIMEOUT_S 60
+
+static volatile sig_atomic_t ab_interrupted;
+
+static void on_signal(int sig)
+{
+	ab_interrupted = sig;
+}
+
+/* What wordexp() said, for a person. */
+static const char *wordexp_error(int ret)
+{
+	return ret == WRDE_CMDSUB    ? "a command substitution ($(...) or `...`): not run"
+	       : ret == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
+	       : ret == WRDE_SYNTAX  ? "a quote or a brace left open"
+	       : ret == WRDE_NOSPACE ? "out of memory"
+				     : "a word that cannot be expanded";
+}
+
+int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
+{
+	wordexp_t we;
+	size_t used = 0;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->role = role;
+	if (strlen(spec) >= sizeof(s->spec))
+		return mg_err_set(err, EINVAL, "--%s: longer than %zu bytes", role,
+				  sizeof(s->spec) - 1);
+	snprintf(s->spec, sizeof(s->spec), "%s", spec);
+	/* The words of a POSIX shell: quotes and variables, never a command substitution. */
+	ret = wordexp(spec, &we, WRDE_NOCMD);
+	if (ret)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", role, spec, wordexp_error(ret));
+	for (size_t i = 0; i < we.we_wordc && !ret; i++) {
+		size_t len = strlen(we.we_wordv[i]) + 1;
+
+		if (s->argc == AB_MAX_ARGS - 1 || used + len > sizeof(s->words)) {
+			ret = mg_err_set(err, EINVAL, "--%s: more than %d words or %zu bytes", role,
+					 AB_MAX_ARGS - 2, sizeof(s->words));
+			break;
+		}
+		memcpy(s->words + used, we.we_wordv[i], len);
+		s->argv[s->argc++] = s->words + used;
+		used += len;
+	}
+	wordfree(&we);
+	if (!ret && !s->argc)
+		ret =
+		    mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing", role);
+	return ret;
+}
+
+/*
+ * Run `SIDE SUB [side options] [@common] [@extra]` with stdout and stderr into @out_path.
+ * Returns 0 with @status, or -errno (-ETIMEDOUT, -EINTR) with @err.
+ */
+static int spawn(const struct ab_side *s, const char *sub, const char *const *common, int n_common,
+		 const char *const *extra, int n_extra, const char *out_path, double timeout_s,
+		 int *status, struct mg_err *err)
+{
+	const char *argv[2 * AB_MAX_ARGS + 64];
+	struct proc_spec spec = {.argv = argv, .out = PROC_FD, .err = PROC_TO_ERR};
+	struct proc p;
+	int argc = 0, ret;
+
+	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
+		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
+	/* Wrapper words (env, taskset, nice), the memgate, the subcommand, its options. */
+	for (int i = 0; i <= s->bin; i++)
+		argv[argc++] = s->argv[i];
+	argv[argc++] = sub;
+	for (int i = s->bin + 1; i < s->argc; i++)
+		argv[argc++] = s->argv[i];
+	for (int i = 0; i < n_common; i++)
+		argv[argc++] = common[i];
+	for (int i = 0; i < n_extra; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+	spec.out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (spec.out_fd < 0)
+		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
+	ret = proc_start(&p, &spec, err);
+	close(spec.out_fd);
+	if (ret)
+		return ret;
+	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &ab_interrupted);
+	proc_close(&p);
+	*status = p.status;
+	if (ret == -ETIMEDOUT)
+		return mg_err_set(err, ETIMEDOUT, "%s (%s) did not finish `%s` in %.0f s; killed",
+				  s->role, s->spec, sub, timeout_s);
+	if (ret)
+		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
+	return 0;
+}
+
+/* The last line of @path that has text, for messages; "" when none. */
+static void last_line(const char *path, char *buf, size_t len)
+{
+	char *text = text_read_file(path, AB_OUTPUT_MAX), *end, *start;
+
+	buf[0] = '\0';
+	if (!text)
+		return;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		*--end = '\0';
+	start = strrchr(text, '\n');
+	snprintf(buf, len, "%s", start ? start + 1 : text);
+	free(text);
+}
+
+/*
+ * Which word of the side is the memgate: the first whose prefix of words, asked
+ * `ab-protocol`, answers it (a wrapper such as `env VAR=1`, `taskset -c 1` or `nice` comes
+ * before it). Sets @s->bin; false when none answers.
+ */
+static bool find_memgate(struct ab_side *s, const char *path)
+{
+	int argc = s->argc, status = 0;
+	struct mg_err ignored;
+	char line[256];
+
+	for (s->bin = 0; s->bin < argc; s->bin++) {
+		s->argc = s->bin + 1; /* the words up to it, no options yet */
+		if (!spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status,
+			   &ignored) &&
+		    WIFEXITED(status) && !WEXITSTATUS(status)) {
+			last_line(path, line, sizeof(line));
+			if (!strcmp(line, AB_PROTOCOL_LINE))
+				break;
+		}
+	}
+	s->argc = argc;
+	if (s->bin < argc)
+		return true;
+	s->bin = 0;
+	return false;
+}
+
+int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
+{
+	char path[600], line[256];
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
+	find_memgate(s, path);
+	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
+	ret = spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status, err);
+	if (ret)
+		return mg_err_set(err, EPROTO, "%s", err->msg);
+	last_line(path, line, sizeof(line));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && s->argc > s->bin + 1)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", s->role, s->spec, line);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
+		return mg_err_set(err, EPROTO,
+				  "--%s %s: does not speak the A/B protocol (`%s "
+				  "ab-protocol` said \"%.120s\", exit %d; expected \"%s\"): not a "
+				  "memgate, or one too old for `memgate ab`",
+				  s->role, s->spec, s->argv[0], line,
+				  WIFEXITED(status) ? WEXITSTATUS(status) : -1, AB_PROTOCOL_LINE);
+	return 0;
+}
+
+/* A JSON string's value, "" when it is none. */
+static const char *str_or_empty(const json_t *j)
+{
+	const char *s = json_string_value(j);
+
+	return s ? s : "";
+}
+
+/* One side's cases, from `list --json`. */
+struct listed {
+	json_t *root;
+	size_t n;
+};
+
+static int list_side(struct ab_side *s, const struct ab_opts *o, struct listed *l,
+		     struct mg_err *err)
+{
+	static const char *const extra[] = {"--json"};
+	char path[600], line[256];
+	json_error_t jerr;
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
+	ret = spawn(s, "list", o->common, o->n_common, extra, 1, path, AB_QUICK_TIMEOUT_S, &status,
+		    err);
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		last_line(path, line, sizeof(line));
+		/* Exit 2 is the side refusing its options; anything else is the side failing. */
+		if (WIFSIGNALED(status))
+			return mg_err_set(
+			    err, ECHILD, "--%s %s: `list` was killed by signal %d (%s): %s",
+			    s->role, s->spec, WTERMSIG(status), strsignal(WTERMSIG(status)), line);
+		return mg_err_set(err, WEXITSTATUS(status) == 2 ? EINVAL : ECHILD,
+				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
+				  WEXITSTATUS(status), line);
+	}
+	l->root = json_load_file(path, 0, &jerr);
+	if (!json_is_array(l->root)) {
+		json_decref(l->root);
+		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",
+				  s->role, s->spec, jerr.text);
+	}
+	l->n = json_array_size(l->root);
+	return 0;
+}
+
+/* The listed case of @l whose A/B key is @key, or NULL. */
+static json_t *listed_case(const struct listed *l, const char *key)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < l->n; i++) {
+		json_t *c = json_array_get(l->root, i);
+		const char *name = json_string_value(json_object_get(c, "name"));
+
+		if (name && !strcmp(case_key(name, buf, sizeof(buf)), key))
+			return c;
+	}
+	return NULL;
+}
+
+/* A shared perf case: its name on each side, and per metric the round figures. */
+struct ab_metric {
+	char name[64], unit[16];
+	enum metric_better better;
+	double *base, *head; /* per round: the median of that round's samples */
+	size_t n;	     /* rounds with a figure on both sides */
+	size_t first_stage;  /* rounds of the first stage among them */
+	bool flagged;	     /* the first look left it undecided: its case gets more rounds */
+	bool shown_first;    /* the first look showed a regression: that look decides it */
+};
+
+struct ab_case {
+	char key[256];
+	const char *base_name, *head_name;
+	const char *suite;
+	struct ab_metric *metrics;
+	size_t n_metrics;
+	bool gated;	/* some metric is gated: worth running */
+	bool simulated; /* counted under callgrind: the same count every round */
+	size_t n_gated; /* its gated metrics */
+	double alpha;	/* each gated metric's share of the run's alpha, at each look */
+};
+
+/* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
+static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
+		     unsigned int round, struct mg_err *err)
+{
+	char path[600], log[600], n[16], w[16], seed[32], line[256], t[32];
+	const char *extra[] = {"--case",     is_head ? c->head_name : c->base_name,
+			       "-n",	     n,
+			       "--warmup",   w,
+			       "--seed",     seed,
+			       "--timeout",  t,
+			       "--no-gates", "--json",
+			       path};
+	struct hist_run r;
+	const struct hist_case *hc;
+	int status = 0, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s-round.json", o->workdir, s->role);
+	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
+	/* A simulated count is the same every time: one sample, no warm-up (see runner.c). */
+	snprintf(n, sizeof(n), "%u", c->simulated ? 1 : o->samples);
+	snprintf(w, sizeof(w), "%u", c->simulated ? 0 : o->warmup);
+	/* The side kills its own case at ab's deadline and says so; ab waits a little longer. */
+	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
+	/* The same workload seed for both sides of a round, another for each round; a simulated
+	 * count, exact, judges one workload: the same in both of its rounds. */
+	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + (c->simulated ? 0 : round));
+	unlink(path);
+	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
+		    o->timeout_s + AB_SIDE_MARGIN_S, &status, err);
+	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED, "%s (%s) failed on %s (%s %d): %s", s->role,
+				  s->spec, extra[1], WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
+	}
+	ret = hist_load(&r, path, err);
+	if (ret)
+		return ret;
+	hc = hist_case(&r, extra[1]);
+	/* The case itself did not pass on this side: no figures, and the reason to report. */
+	if (hc && strcmp(hc->outcome, "PASS")) {
+		ret = mg_err_set(err, strcmp(hc->outcome, "SKIP") ? ECANCELED : EAGAIN,
+				 "%s: %s on %s: %s", extra[1], hc->outcome, s->role, hc->message);
+		hc = NULL;
+	}
+	for (size_t m = 0; hc && m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+		const struct hist_metric *hm = hist_metric(hc, am->name);
+		double v = hm && hm->n ? stats_median(hm->v, hm->n) : NAN;
+
+		(is_head ? am->head : am->base)[am->n] = v;
+	}
+	if (!hc && !ret)
+		ret = mg_err_set(err, EIO, "%s (%s) ran %s but reported no such case", s->role,
+				 s->spec, extra[1]);
+	hist_release(&r);
+	return ret;
+}
+
+/* One side of a round run in a thread of its own. */
+struct side_run {
+	struct ab_side *s;
+	const struct ab_opts *o;
+	struct ab_case *c;
+	bool is_head;
+	unsigned int round;
+	struct mg_err err;
+	int ret;
+};
+
+static void *side_thread(void *arg)
+{
+	struct side_run *sr = arg;
+
+	sr->ret = run_round(sr->s, sr->o, sr->c, sr->is_head, sr->round, &sr->err);
+	return NULL;
+}
+
+/*
+ * Both sides of a round of a simulated case at once: a simulated count does not depend on
+ * what else the machine runs, so the round takes the time of the slower side, not of both.
+ */
+static int round_together(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+			  struct ab_case *c, unsigned int round, struct mg_err *err)
+{
+	struct side_run sr = {.s = head, .o = o, .c = c, .is_head = true, .round = round};
+	pthread_t t;
+	int ret;
+
+	if (pthread_create(&t, NULL, side_thread, &sr)) {
+		ret = run_round(base, o, c, false, round, err);
+		return ret ? ret : run_round(head, o, c, true, round, err);
+	}
+	ret = run_round(base, o, c, false, round, err);
+	pthread_join(t, NULL);
+	if (!ret && sr.ret) {
+		*err = sr.err;
+		ret = sr.ret;
+	}
+	return ret;
+}
+
+/* One round of @c: base then head on even rounds, head then base on odd ones (ABBA). */
+static int round_of(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+		    struct ab_case *c, unsigned int round, struct mg_err *err)
+{
+	bool head_first = round % 2;
+	int ret = c->simulated ? round_together(base, head, o, c, round, err)
+			       : run_round(head_first ? head : base, o, c, head_first, round, err);
+
+	if (!ret && !c->simulated)
+		ret = run_round(head_first ? base : head, o, c, !head_first, round, err);
+	if (ret)
+		return ret;
+	/* A round counts for a metric when both sides gave a figure. */
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+
+		if (!isnan(am->base[am->n]) && !isnan(am->head[am->n]))
+			am->n++;
+	}
+	return 0;
+}
+
+static void case_release(struct ab_case *c)
+{
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		free(c->metrics[m].base);
+		free(c->metrics[m].head);
+	}
+	free(c->metrics);
+}
+
+/* A perf case both sides list, its metrics from head's definition, room for every round. */
+static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int rounds,
+		     const struct rules *rules, struct ab_case *c)
+{
+	const json_t *metrics = json_object_get(hc, "metrics");
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->base_name = json_string_value(json_object_get(bc, "name"));
+	c->head_name = json_string_value(json_object_get(hc, "name"));
+	c->simulated = !strcmp(str_or_empty(json_object_get(hc, "counter")), "simulated") &&
+		       !strcmp(str_or_empty(json_object_get(bc, "counter")), "simulated");
+	c->suite = json_string_value(json_object_get(hc, "suite"));
+	c->metrics = calloc(json_array_size(metrics) + 1, sizeof(*c->metrics));
+	if (!c->metrics || !c->base_name || !c->head_name || !c->suite)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(metrics); i++) {
+		const json_t *jm = json_array_get(metrics, i);
+		struct ab_metric *m = &c->metrics[c->n_metrics++];
+		struct metric_def def;
+
+		snprintf(m->name, sizeof(m->name), "%s",
+			 json_string_value(json_object_get(jm, "name")));
+		snprintf(m->unit, sizeof(m->unit), "%s",
+			 json_string_value(json_object_get(jm, "unit")));
+		m->better = strcmp(str_or_empty(json_object_get(jm, "better")), "higher")
+				? LOWER_IS_BETTER
+				: HIGHER_IS_BETTER;
+		m->base = calloc(rounds + 1, sizeof(*m->base));
+		m->head = calloc(rounds + 1, sizeof(*m->head));
+		if (!m->base || !m->head)
+			return -ENOMEM;
+		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
+		c->n_gated += rules_tolerance(rules, c->suite, c->head_name, &def).gate;
+	}
+	c->gated = c->n_gated > 0;
+	return 0;
+}
+
+/* What the tolerance and the spread of @x came from, for its message. */
+static void judged_how(struct judged *x, size_t n, bool looked_twice, const struct ab_opts *o,
+		       const struct verdict_noise *noise, bool simulated)
+{
+	const struct verdict_figures *f = &x->f;
+	char spread[200];
+
+	if (f->tolerance > x->tol.ab)
+		snprintf(x->tol_from, sizeof(x->tol_from),
+			 "the calibrated width: %.0f x %.3g%% of an A/A run, %.200s of %s, %zu A/A "
+			 "rounds; the rule's %.0f%% is less",
+			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->made,
+			 noise->rounds, 100 * x->tol.ab);
+	else
+		snprintf(x->tol_from, sizeof(x->tol_from), "rules line %d: %s", x->tol.line,
+			 x->tol.why);
+	if (f->exact)
+		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
+			 simulated  ? " (simulated counts)"
+			 : o->calib ? " (no calibration for this host class and metric)"
+				    : " (no calibration for this host class)");
+	else if (f->calibrated)
+		snprintf(
+		    spread, sizeof(spread),
+		    "z-test with the spread calibrated for this host class (sd %.3g%% a round, "
+		    "%zu A/A rounds; these rounds' own: %.3g%%)",
+		    100 * f->sd_used, noise->rounds, 100 * f->sd_own);
+	else
+		snprintf(spread, sizeof(spread),
+			 "t-test with these rounds' own spread (sd %.3g%%): no calibration for "
+			 "this host class%s, so the rule's tolerance applies",
+			 100 * f->sd_own, o->calib ? " and metric" : "");
+	snprintf(x->how, sizeof(x->how),
+		 "%zu rounds in turn, balanced (base first in half; %u sample%s each)%s; the mean "
+		 "of the log ratios, %s; one-sided at alpha %.3g (%.3g over %zu gated metrics and "
+		 "%d looks)",
+		 n, simulated ? 1 : o->samples, simulated || o->samples == 1 ? "" : "s",
+		 looked_twice ? ", more rounds after an undecided first look" : "", spread,
+		 x->p_alpha, o->rules->alpha, x->m_family, o->confirm_rounds ? 2 : 1);
+}
+
+/*
+ * The judged form of metric @m of @c: the mean of the log ratios of all its rounds (the
+ * first look's, or both looks' when it was undecided at the first), at the case's alpha.
+ */
+static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
+			 const struct ab_opts *o, bool final, struct judged *x)
+{
+	struct metric_def def = {.name = m->name, .unit = m->unit, .better = m->better};
+	/* A regression shown at the first look stays shown: each look has its share of alpha. */
+	size_t n = final && m->shown_first ? m->first_stage : m->n;
+	const struct verdict_noise *noise;
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->suite, sizeof(x->suite), "%s", c->suite);
+	snprintf(x->case_name, sizeof(x->case_name), "%s", c->head_name);
+	snprintf(x->metric, sizeof(x->metric), "%s", m->name);
+	snprintf(x->unit, sizeof(x->unit), "%s", m->unit);
+	snprintf(x->test_name, sizeof(x->test_name), "%s:%s",
+		 strchr(c->key, '.') ? strchr(c->key, '.') + 1 : c->key, m->name);
+	x->better = m->better;
+	x->tol = rules_tolerance(o->rules, c->suite, c->head_name, &def);
+	/* A simulated count has no noise to calibrate: its rounds are exact. */
+	noise = c->simulated ? NULL : calib_find(o->calib, c->head_name, m->name);
+	x->v = verdict_rounds(m->base, m->head, n, m->better, x->tol.ab, noise, c->alpha, &x->f);
+	x->tolerance = x->f.tolerance;
+	x->p_alpha = c->alpha;
+	x->m_family = o->gated_metrics;
+	x->rounds_mean = true;
+	x->n_v = n < JUDGED_ROUNDS ? n : JUDGED_ROUNDS;
+	memcpy(x->base_v, m->base, x->n_v * sizeof(*m->base));
+	memcpy(x->head_v, m->head, x->n_v * sizeof(*m->head));
+	x->v_test = x->v;
+	x->p = x->f.p;
+	x->candidate = x->tol.gate;
+	x->rejected = x->tol.gate && x->v == VERDICT_REGRESSION;
+	/* Undecided at the last look, or noisier than this host class ever was: not a verdict.
+	 * Reported as such (Jenkins: unstable), never a pass and never a failed build. */
+	x->unstable = x->tol.gate && !x->f.undefined[0] &&
+		      (x->v == VERDICT_UNSTABLE || (final && x->v == VERDICT_INCONCLUSIVE));
+	judged_how(x, n, m->n > m->first_stage, o, noise, c->simulated);
+}
+
+/* The first look: flag the gated metrics it left undecided (past the tolerance, not shown). */
+static bool flag_case(struct ab_case *c, const struct ab_opts *o)
+{
+	bool any = false;
+
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+		struct judged x;
+
+		am->first_stage = am->n;
+		judge_metric(c, am, o, false, &x);
+		am->flagged = x.tol.gate && x.v == VERDICT_INCONCLUSIVE && !x.f.undefined[0];
+		am->shown_first = x.tol.gate && x.v == VERDICT_REGRESSION;
+		any |= am->flagged;
+	}
+	return any;
+}
+
+/* @key without its "suite." prefix: the suite is the JUnit class already. */
+static const char *in_suite(const char *key)
+{
+	const char *dot = strchr(key, '.');
+
+	return dot ? dot + 1 : key;
+}
+
+/* A result of @suite's group @group named @name, with @outcome and @msg (for extras). */
+static void extra_add(struct ab_outcome *out, const char *suite, const char *group,
+		      const char *name, enum case_outcome outcome, const char *msg, double time_s)
+{
+	size_t k = out->n_extra++;
+	struct case_result *r = &out->extra[k];
+
+	out->extra_suites[k] = (struct suite_def){.name = suite};
+	out->extra_insts[k] =
+	    (struct case_inst){.suite = &out->extra_suites[k], .def = &out->extra_defs[k]};
+	/* @name may be the caller's buffer: the instance keeps a copy, the definition uses it. */
+	snprintf(out->extra_insts[k].name, sizeof(out->extra_insts[k].name), "%s", name);
+	out->extra_defs[k] = (struct case_def){
+	    .name = out->extra_insts[k].name, .group = group, .kind = CASE_CHECK, .doc = ""};
+	memset(r, 0, sizeof(*r));
+	r->inst = &out->extra_insts[k];
+	r->time_s = time_s;
+	if (outcome != OUTCOME_PASS)
+		case_result_set_outcome(r, outcome, msg);
+}
+
+/* Head's checks, run once, as results of their own suites. */
+/* How many cases of @l are of @kind ("check", "perf"). */
+static size_t listed_kind(const struct listed *l, const char *kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += !strcmp(str_or_empty(json_object_get(json_array_get(l->root, i), "kind")),
+			     kind);
+	return n;
+}
+
+static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct listed *lh,
+		       struct hist_run *checks, struct mg_err *err)
+{
+	char path[600], log[600], line[256], t[32];
+	const char *extra[] = {"--checks", "--no-gates", "--timeout", t, "--json", path};
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
+	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
+	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
+	memset(checks, 0, sizeof(*checks));
+	/* Head lists no check in the selection: none to run (its exit 2 would say the same). */
+	if (!listed_kind(lh, "check"))
+		return 0;
+	ret = spawn(head, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
+		    o->timeout_s * 4, &status, err);
+	/* Head dying on its checks is a result of head (an ERROR), not the harness failing. */
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED, "head (%s) failed running its checks (%s %d): %s",
+				  head->spec, WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
+	}
+	/* Head listed checks: an exit 2 is head refusing what it was asked, not "none matched". */
+	if (WEXITSTATUS(status) == 2) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED,
+				  "head (%s) refused to run its checks (exit 2): %s", head->spec,
+				  line);
+	}
+	if (hist_load(checks, path, err))
+		return -ECANCELED;
+	return 0;
+}
+
+/* Every perf case of @a whose key @b lacks: a SKIP saying which side has it. */
+static void one_sided(const struct listed *a, const struct listed *b, const char *why,
+		      struct ab_outcome *out)
+{
+	char key[256];
+
+	for (size_t i = 0; i < a->n; i++) {
+		json_t *c = json_array_get(a->root, i);
+		const char *name = str_or_empty(json_object_get(c, "name"));
+
+		if (strcmp(str_or_empty(json_object_get(c, "kind")), "perf") ||
+		    listed_case(b, case_key(name, key, sizeof(key))))
+			continue;
+		extra_add(out, "ab", str_or_empty(json_object_get(c, "suite")), in_suite(key),
+			  OUTCOME_SKIP, why, 0);
+	}
+}
+
+/* The shared perf cases worth running (some metric gated); the others are SKIPs. */
+static int shared_cases(const struct listed *lb, const struct listed *lh, const struct ab_opts *o,
+			struct ab_case **cases, size_t *n, struct ab_outcome *out)
+{
+	unsigned int rounds = o->rounds + o->confirm_rounds;
+	char key[256];
+
+	*cases = calloc(lh->n + 1, sizeof(**cases));
+	*n = 0;
+	if (!*cases)
+		return -ENOMEM;
+	for (size_t i = 0; i < lh->n; i++) {
+		json_t *hc = json_array_get(lh->root, i), *bc;
+		struct ab_case *c = &(*cases)[*n];
+
+		if (strcmp(str_or_empty(json_object_get(hc, "kind")), "perf"))
+			continue;
+		case_key(str_or_empty(json_object_get(hc, "name")), key, sizeof(key));
+		bc = listed_case(lb, key);
+		if (!bc)
+			continue; /* one_sided() reports it */
+		if (case_make(bc, hc, key, rounds, o->rules, c)) {
+			case_release(c);
+			return -ENOMEM;
+		}
+		if (c->gated) {
+			(*n)++;
+			continue;
+		}
+		extra_add(out, "ab", c->suite, in_suite(key), OUTCOME_SKIP,
+			  "no metric of it is gated (the rules say gate = false): not run", 0);
+		case_release(c);
+	}
+	return 0;
+}
+
+/* Both rounds stages of one case; a side that could not measure it ends its comparison. */
+static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+		    struct ab_case *c, struct ab_outcome *out, struct mg_err *err)
+{
+	unsigned int r = 0;
+	int ret = 0;
+	int64_t t0 = util_now_ns();
+	bool flagged = false;
+
+	/* A simulated count is exact: two rounds (one in each order) are all it needs. */
+	for (; !ret && r < (c->simulated ? 2 : o->rounds); r++)
+		ret = round_of(base, head, o, c, r, err);
+	if (!ret && (flagged = flag_case(c, o)))
+		for (unsigned int k = 0; !ret && k < o->confirm_rounds; k++, r++)
+			ret = round_of(base, head, o, c, r, err);
+	/* A line a case on stderr, terminal or not: the Jenkins console shows progress. */
+	fprintf(stderr, "memgate: ab: %s: %u rounds%s in %.1f s\n", c->key, r,
+		flagged ? " (undecided at the first look: more rounds)" : "",
+		(double)(util_now_ns() - t0) / 1e9);
+	if (ret == -ECANCELED || ret == -EAGAIN) {
+		/* The case broke or skipped on a side: a result of its own, not a verdict. */
+		extra_add(out, "ab", c->suite, in_suite(c->key),
+			  ret == -EAGAIN ? OUTCOME_SKIP : OUTCOME_ERROR, err->msg, 0);
+		for (size_t m = 0; m < c->n_metrics; m++)
+			c->metrics[m].n = 0;
+		return 0;
+	}
+	return ret;
+}
+
+static int alloc_extra(struct ab_outcome *out, size_t n)
+{
+	out->extra = calloc(n + 1, sizeof(*out->extra));
+	out->extra_defs = calloc(n + 1, sizeof(*out->extra_defs));
+	out->extra_insts = calloc(n + 1, sizeof(*out->extra_insts));
+	out->extra_suites = calloc(n + 1, sizeof(*out->extra_suites));
+	return out->extra && out->extra_defs && out->extra_insts && out->extra_suites ? 0 : -ENOMEM;
+}
+
+/* Judge every metric with rounds (the looks already split alpha), and make the results. */
+static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o,
+			struct ab_outcome *out)
+{
+	struct judged *j = NULL;
+	size_t nj = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += cases[i].n_metrics;
+	j = calloc(total + 1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t m = 0; m < cases[i].n_metrics; m++)
+			if (cases[i].metrics[m].n)
+				judge_metric(&cases[i], &cases[i].metrics[m], o, true, &j[nj++]);
+		out->cases_compared += cases[i].n_metrics && cases[i].metrics[0].n;
+	}
+	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
+}
+
+int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opts,
+	   struct ab_outcome *out, struct mg_err *err)
+{
+	struct ab_opts local = *opts, *o = &local;
+	struct proc_saved_signals saved;
+	struct listed lb = {0}, lh = {0};
+	struct hist_run checks = {0};
+	struct ab_case *cases = NULL;
+	size_t n_cases = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ab_interrupted = 0;
+	proc_catch_stops(on_signal, &saved);
+	ret = list_side(base, o, &lb, err);
+	if (!ret)
+		ret = list_side(head, o, &lh, err);
+	if (!ret)
+		ret = head_checks(head, o, &lh, &checks, err);
+	if ((!ret || ret == -ECANCELED) && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases + 1))
+		ret = mg_err_set(err, ENOMEM, "out of memory");
+	if (ret == -ECANCELED) {
+		extra_add(out, "ab", "checks", "head", OUTCOME_ERROR, err->msg, 0);
+		ret = 0;
+	}
+	for (size_t i = 0; !ret && i < checks.n_cases; i++) {
+		const struct hist_case *c = &checks.cases[i];
+
+		extra_add(out, c->suite, c->group, c->name,
+			  !strcmp(c->outcome, "PASS")	? OUTCOME_PASS
+			  : !strcmp(c->outcome, "SKIP") ? OUTCOME_SKIP
+			  : !strcmp(c->outcome, "FAIL") ? OUTCOME_FAIL
+							: OUTCOME_ERROR,
+			  c->message, c->time_s);
+	}
+	out->perf_listed[0] = listed_kind(&lb, "perf");
+	out->perf_listed[1] = listed_kind(&lh, "perf");
+	if (!ret) {
+		one_sided(&lh, &lb, "added in head: base does not have this case", out);
+		one_sided(&lb, &lh, "removed in head: head does not have this case", out);
+		if (shared_cases(&lb, &lh, o, &cases, &n_cases, out))
+			ret = mg_err_set(err, ENOMEM, "out of memory");
+	}
+	/* The run's alpha, split evenly over its gated metrics and the looks at each: Bonferroni,
+	 * valid whatever the metrics' dependence and however many rounds a look adds. */
+	for (size_t i = 0; i < n_cases; i++)
+		o->gated_metrics += cases[i].n_gated;
+	for (size_t i = 0; i < n_cases; i++)
+		cases[i].alpha = o->rules->alpha /
+				 (double)(o->gated_metrics ? o->gated_metrics : 1) /
+				 (o->confirm_rounds ? 2 : 1);
+	if (n_cases)
+		fprintf(
+		    stderr,
+		    "memgate: ab: %zu shared perf cases, %zu gated metrics: each tested at alpha "
+		    "%.3g / %zu / %d looks\n",
+		    n_cases, o->gated_metrics, o->rules->alpha, o->gated_metrics,
+		    o->confirm_rounds ? 2 : 1);
+	for (size_t i = 0; !ret && i < n_cases; i++)
+		ret = run_case(base, head, o, &cases[i], out, err);
+	if (ret == -EINTR)
+		out->interrupted = ab_interrupted;
+	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
+		ret = mg_err_set(err, ENOMEM, "out of memory judging");
+	/* Names in the extras point into the lists and the checks: keep them until release. */
+	out->keep_lists[0] = lb.root;
+	out->keep_lists[1] = lh.root;
+	out->keep_checks = checks;
+	for (size_t i = 0; i < n_cases; i++)
+		case_release(&cases[i]);
+	free(cases);
+	proc_restore_stops(&saved);
+	return ret;
+}
+
+void ab_outcome_release(struct ab_outcome *out)
+{
+	compare_results_release(&out->verdicts);
+	for (size_t i = 0; out->extra && i < out->n_extra; i++)
+		case_result_release(&out->extra[i]);
+	free(out->extra);
+	free(out->extra_defs);
+	free(out->extra_insts);
+	free(out->extra_suites);
+	json_decref(out->keep_lists[0]);
+	json_decref(out->keep_lists[1]);
+	hist_release(&out->keep_checks);
+	memset(out, 0, sizeof(*out));
+}

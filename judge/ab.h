@@ -1,0 +1,85 @@
+/* ab.h - two memgate builds measured in turn, case by case, in one run: the per-commit gate. */
+#ifndef MG_JUDGE_AB_H
+#define MG_JUDGE_AB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "judge/calibration.h"
+#include "judge/compare.h"
+#include "judge/history.h"
+#include "judge/rules.h"
+#include "util/err.h"
+
+/* The protocol two builds speak: `memgate ab-protocol` prints this line. */
+#define AB_PROTOCOL_LINE "memgate ab-protocol 1"
+
+#define AB_MAX_ARGS 64
+
+/* One side: a memgate binary and the run options for it alone. */
+struct ab_side {
+	const char *role;	 /* "base" or "head" */
+	char spec[512];		 /* as given: "build/memgate --impl memslots.update=swap" */
+	char *argv[AB_MAX_ARGS]; /* its words, as a POSIX shell splits them, into words[] */
+	int argc;
+	int bin; /* argv[bin] is the memgate: the subcommand goes after it (wrappers before) */
+	char words[1024];
+	char version[64]; /* what --version said */
+};
+
+struct ab_opts {
+	const char *const *common; /* options both sides' `run` and `list` get (-s, -k, ...) */
+	int n_common;
+	unsigned int rounds;	      /* first stage: every shared perf case */
+	unsigned int confirm_rounds;  /* second stage: the cases of flagged metrics, fresh */
+	unsigned int samples, warmup; /* per round, in each side's process */
+	uint64_t seed;
+	double timeout_s;    /* per side's process */
+	const char *context; /* base and head, kernel and glibc: for every message */
+	const struct rules *rules;
+	const char *workdir;		 /* where the sides' result files go */
+	const struct calibration *calib; /* this host class's noise (NULL: none calibrated) */
+	size_t gated_metrics;		 /* set by ab_run(): the family alpha is split over */
+};
+
+/* What `memgate ab` found. */
+struct ab_outcome {
+	struct compare_results verdicts; /* every shared metric */
+	struct case_result *extra;	 /* head's checks, and SKIPs of one-sided cases */
+	struct case_def *extra_defs;
+	struct case_inst *extra_insts;
+	struct suite_def *extra_suites;
+	size_t n_extra;
+	unsigned int cases_compared;
+	size_t perf_listed[2]; /* perf cases base and head listed for the selection */
+	int interrupted;       /* the signal that stopped it, 0 when none */
+	json_t *keep_lists[2]; /* the sides' lists and head's checks: the names above */
+	struct hist_run keep_checks;
+};
+
+/**
+ * ab_side_parse() - split @spec ("BINARY [OPTIONS]") into @s. Returns 0 or -EINVAL with @err.
+ */
+int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err);
+
+/**
+ * ab_check_protocol() - does @s speak the A/B protocol? Returns 0, or -EPROTO with @err
+ * saying what it is instead (not executable, not a memgate, a memgate too old).
+ */
+int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err);
+
+/**
+ * ab_run() - the rounds: for every perf case both sides have, base and head in turn (base,
+ * head, head, base, ...), each a fresh process of its binary; flagged metrics get fresh
+ * rounds; then the run-wide correction. Head's checks run once. Fills @out (release it).
+ * Returns 0, -EINTR when a signal stopped it (@out holds what was judged), or -errno with
+ * @err when a side failed as a program (@out empty).
+ */
+int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+	   struct ab_outcome *out, struct mg_err *err);
+
+/** ab_outcome_release() - free what ab_run() made. */
+void ab_outcome_release(struct ab_outcome *out);
+
+#endif

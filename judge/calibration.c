@@ -1,0 +1,280 @@
+/* calibration.c - per-metric A/A noise of a host class, kept beside its baselines (jansson). */
+#include "judge/calibration.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run/case.h"
+#include "util/text.h"
+#include "util/util.h"
+
+/* A calibration file is a few hundred metrics: a few hundred KiB at most. */
+#define CALIB_MAX_BYTES (16u << 20)
+
+void calib_release(struct calibration *c)
+{
+	free(c->e);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The string field @field of @o, or @otherwise. */
+static const char *str_or(const json_t *o, const char *field, const char *otherwise)
+{
+	const char *s = json_string_value(json_object_get(o, field));
+
+	return s ? s : otherwise;
+}
+
+/* A number field of @o that must be there and be finite and not negative. */
+static int number(const json_t *o, const char *field, double *out)
+{
+	const json_t *v = json_object_get(o, field);
+
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+		return -EINVAL;
+	*out = json_number_value(v);
+	return 0;
+}
+
+int calib_parse(struct calibration *c, const char *text, const char *name, struct mg_err *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, 0, &jerr), *metrics;
+	double runs = 0, rounds = 0;
+	int ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->path, sizeof(c->path), "%s", name);
+	if (!root)
+		return mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+	metrics = json_object_get(root, "metrics");
+	if (json_integer_value(json_object_get(root, "format")) != CALIB_FORMAT ||
+	    !json_is_array(metrics) || number(root, "runs", &runs) ||
+	    number(root, "rounds", &rounds)) {
+		ret = mg_err_set(err, EINVAL,
+				 "%s: expected a memgate calibration (format %d: runs, rounds and "
+				 "a list of metrics)",
+				 name, CALIB_FORMAT);
+		goto out;
+	}
+	c->runs = (unsigned int)runs;
+	c->rounds = (unsigned int)rounds;
+	snprintf(c->made, sizeof(c->made), "%s", str_or(root, "made", "?"));
+	snprintf(c->memgate, sizeof(c->memgate), "%s", str_or(root, "memgate", "?"));
+	snprintf(c->host_hash, sizeof(c->host_hash), "%s", str_or(root, "host_hash", ""));
+	c->e = calloc(json_array_size(metrics) + 1, sizeof(*c->e));
+	if (!c->e) {
+		ret = mg_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < json_array_size(metrics); i++) {
+		const json_t *m = json_array_get(metrics, i);
+		const char *key = json_string_value(json_object_get(m, "key"));
+		const char *unit = json_string_value(json_object_get(m, "unit"));
+		struct calib_entry *e = &c->e[c->n];
+		double n_rounds;
+
+		if (!key || strlen(key) >= sizeof(e->key) || number(m, "sd", &e->noise.sd) ||
+		    number(m, "width", &e->noise.width) || number(m, "rounds", &n_rounds)) {
+			ret = mg_err_set(
+			    err, EINVAL,
+			    "%s: metric %zu: expected key, rounds, sd and width (numbers "
+			    "of at least 0)",
+			    name, i + 1);
+			goto out;
+		}
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		snprintf(e->unit, sizeof(e->unit), "%s", unit ? unit : "");
+		e->noise.rounds = (size_t)n_rounds;
+		c->n++;
+	}
+out:
+	json_decref(root);
+	if (ret)
+		calib_release(c);
+	return ret;
+}
+
+int calib_load(struct calibration *c, const char *dir, const char *host_hash, struct mg_err *err)
+{
+	char path[1100];
+	char *text;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, host_hash, CALIB_FILE);
+	text = text_read_file(path, CALIB_MAX_BYTES);
+	if (!text) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	}
+	ret = calib_parse(c, text, path, err);
+	free(text);
+	return ret;
+}
+
+/* "CASE_KEY:METRIC" of a metric of the case named @full_name. */
+static void key_of(const char *full_name, const char *metric, char *buf, size_t len)
+{
+	char k[256];
+
+	snprintf(buf, len, "%s:%s", case_key(full_name, k, sizeof(k)), metric);
+}
+
+const struct verdict_noise *calib_find(const struct calibration *c, const char *full_name,
+				       const char *metric)
+{
+	char key[320];
+
+	key_of(full_name, metric, key, sizeof(key));
+	for (size_t i = 0; c && i < c->n; i++)
+		if (!strcmp(c->e[i].key, key))
+			return c->e[i].noise.rounds >= CALIB_MIN_ROUNDS ? &c->e[i].noise : NULL;
+	return NULL;
+}
+
+static int push(double **v, size_t *n, size_t *cap, double x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		double *g = realloc(*v, c * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		*v = g;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+int calib_add(struct calib_acc **acc, size_t *n_acc, const char *full_name, const char *metric,
+	      const char *unit, int higher_is_better, const double *base, const double *head,
+	      size_t n)
+{
+	char key[320];
+	struct calib_acc *a = NULL;
+	double sum = 0;
+	size_t used = 0;
+
+	key_of(full_name, metric, key, sizeof(key));
+	for (size_t i = 0; i < *n_acc && !a; i++)
+		if (!strcmp((*acc)[i].key, key))
+			a = &(*acc)[i];
+	if (!a) {
+		struct calib_acc *g = realloc(*acc, (*n_acc + 1) * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		*acc = g;
+		a = &g[(*n_acc)++];
+		memset(a, 0, sizeof(*a));
+		snprintf(a->key, sizeof(a->key), "%s", key);
+		snprintf(a->unit, sizeof(a->unit), "%s", unit);
+	}
+	for (size_t i = 0; i < n; i++) {
+		double d;
+
+		/* A round without a ratio (a zero, a NaN) says nothing of the noise. */
+		if (!(base[i] > 0) || !(head[i] > 0) || !isfinite(base[i]) || !isfinite(head[i]))
+			continue;
+		d = higher_is_better ? log(base[i] / head[i]) : log(head[i] / base[i]);
+		if (push(&a->d, &a->n, &a->cap, d))
+			return -ENOMEM;
+		sum += d;
+		used++;
+	}
+	if (used && push(&a->run_mean, &a->runs, &a->cap_runs, sum / (double)used))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The sample standard deviation of @n values, 0 for fewer than 2. */
+static double sd_of(const double *v, size_t n)
+{
+	double mean = 0, ss = 0;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		mean += v[i];
+	mean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (v[i] - mean) * (v[i] - mean);
+	return sqrt(ss / (double)(n - 1));
+}
+
+struct verdict_noise calib_noise(const struct calib_acc *acc)
+{
+	struct verdict_noise z = {.rounds = acc->n, .sd = sd_of(acc->d, acc->n)};
+	double per_run = acc->runs ? (double)acc->n / (double)acc->runs : 1;
+
+	/*
+	 * What a run's mean drifts by: the spread of the runs' means, but never less than the
+	 * rounds' spread alone predicts for a run of this length (a handful of runs can agree by
+	 * chance).
+	 */
+	z.width = fmax(sd_of(acc->run_mean, acc->runs), z.sd / sqrt(per_run));
+	return z;
+}
+
+int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const char *host_hash,
+	       const char *host_class, const char *memgate, unsigned int runs, unsigned int rounds,
+	       struct mg_err *err)
+{
+	char sub[1100], path[1200], tmp[1300], made[32];
+	json_t *root = json_object(), *metrics = json_array();
+	time_t t = time(NULL);
+	struct tm tm;
+	int ret = 0;
+
+	gmtime_r(&t, &tm);
+	strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(sub, sizeof(sub), "%s/%s", dir, host_hash);
+	snprintf(path, sizeof(path), "%s/%s", sub, CALIB_FILE);
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	for (size_t i = 0; metrics && i < n_acc; i++) {
+		struct verdict_noise z = calib_noise(&acc[i]);
+
+		json_array_append_new(metrics,
+				      json_pack("{s:s, s:s, s:I, s:f, s:f}", "key", acc[i].key,
+						"unit", acc[i].unit, "rounds", (json_int_t)z.rounds,
+						"sd", z.sd, "width", z.width));
+	}
+	json_object_set_new(root, "format", json_integer(CALIB_FORMAT));
+	json_object_set_new(root, "host_class", json_string(host_class));
+	json_object_set_new(root, "host_hash", json_string(host_hash));
+	json_object_set_new(root, "made", json_string(made));
+	json_object_set_new(root, "memgate", json_string(memgate));
+	json_object_set_new(root, "runs", json_integer(runs));
+	json_object_set_new(root, "rounds", json_integer(rounds));
+	json_object_set_new(root, "metrics", metrics);
+	if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(sub, 0755) && errno != EEXIST))
+		ret = mg_err_set(err, errno, "%s: %s", sub, strerror(errno));
+	/* Written whole, then renamed over the old one: a reader never sees half of it. */
+	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) || rename(tmp, path))
+		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", path,
+				 strerror(errno ? errno : EIO));
+	if (ret)
+		unlink(tmp);
+	json_decref(root);
+	return ret;
+}
+
+void calib_acc_release(struct calib_acc *acc, size_t n_acc)
+{
+	for (size_t i = 0; i < n_acc; i++) {
+		free(acc[i].d);
+		free(acc[i].run_mean);
+	}
+	free(acc);
+}

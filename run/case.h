@@ -1,0 +1,225 @@
+/* case.h - cases are data: suites are tables of case definitions, expanded over the host. */
+#ifndef MG_RUN_CASE_H
+#define MG_RUN_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/counter.h"
+#include "hw/hw.h"
+#include "hw/measure.h"
+#include "run/qemu.h"
+#include "run/impl_opts.h"
+#include "util/stats.h"
+
+enum case_kind {
+	CASE_CHECK, /* a property that holds or not */
+	CASE_PERF,  /* figures sampled and summarised */
+	CASE_GATE,  /* a verdict on figures of perf cases, made after they ran */
+};
+
+/* The four outcomes, as JUnit has them: pass, failure, error, skipped. */
+enum case_outcome {
+	OUTCOME_PASS,
+	OUTCOME_SKIP,  /* a capability is missing; the reason says which */
+	OUTCOME_FAIL,  /* the property under test is false */
+	OUTCOME_ERROR, /* the environment or the harness broke: crash, timeout, no result */
+};
+
+enum metric_better {
+	LOWER_IS_BETTER,
+	HIGHER_IS_BETTER,
+};
+
+struct metric_def {
+	const char *name; /* "update_cycles" */
+	const char *unit; /* "cycles", "ms", "GiB/s", "KiB" */
+	enum metric_better better;
+};
+
+/* Capabilities a case needs; missing ones make it SKIP with the reason, before it runs. */
+enum case_needs {
+	NEEDS_HOST = 1u << 0, /* runs on this machine: not with a loaded topology */
+	NEEDS_KVM = 1u << 1,  /* a usable /dev/kvm */
+	NEEDS_ROOT = 1u << 2,
+	NEEDS_QEMU = 1u << 3, /* a QEMU binary: --qemu, or one on PATH */
+};
+
+#define CASE_MAX_PARAMS 6
+#define CASE_MAX_INSTANCES 64 /* per case definition, after expansion */
+
+struct case_param {
+	char name[24];
+	char value[40];
+};
+
+struct case_params {
+	struct case_param p[CASE_MAX_PARAMS];
+	unsigned int n;
+};
+
+struct case_ctx;
+struct case_result;
+struct run_opts;
+
+struct case_def {
+	const char *name;
+	const char *group; /* the JUnit classname is memgate.SUITE.GROUP */
+	enum case_kind kind;
+	unsigned int needs; /* enum case_needs bits */
+	const char *doc;    /* one line for `memgate list` */
+	const struct metric_def *metrics;
+	unsigned int n_metrics;
+	/* CPU-bound: its "cycles" metrics are counted with --counter (tsc, instructions or
+	 * simulated), and under simulated it runs under callgrind, planned without the host:
+	 * its expand() must not read @hw. */
+	bool counted;
+	/*
+	 * The parameter matrix, built from the host: fills at most @max sets and returns how
+	 * many. NULL means one instance without parameters.
+	 */
+	unsigned int (*expand)(const struct hw_info *hw, const struct run_opts *opts,
+			       struct case_params *out, unsigned int max);
+	/* Runs in a forked child; reports through the case_*() calls below. */
+	void (*run)(struct case_ctx *ctx);
+};
+
+struct suite_def {
+	const char *name;
+	const char *doc;
+	const struct case_def *cases;
+	unsigned int n_cases;
+	/* A table of the suite's figures for the console and the report (NULL: none); returns
+	 * a new string or NULL. */
+	char *(*summary)(const struct case_result *results, size_t n);
+	/* --reserve-hugepages: how many free pages of @page bytes its cases use (NULL: none). */
+	uint64_t (*hugepages)(const struct hw_info *hw, const struct run_opts *opts, uint64_t page);
+};
+
+/* One case with one parameter set: what the runner forks for. */
+struct case_inst {
+	const struct suite_def *suite;
+	const struct case_def *def;
+	struct case_params params;
+	char name[192]; /* "name[k=v,k=v]" */
+};
+
+/* The vCPU behind the boot model's config-space accesses (--guest). */
+enum run_guest {
+	RUN_GUEST_AUTO,	    /* KVM's where /dev/kvm is usable, else modelled */
+	RUN_GUEST_KVM,	    /* a real KVM guest; its cases SKIP without /dev/kvm */
+	RUN_GUEST_MODELLED, /* modelled exits, also where KVM exists */
+};
+
+struct run_opts {
+	unsigned int samples;	      /* per metric, after warm-up */
+	unsigned int warmup;	      /* discarded samples before the measured ones */
+	bool quick;		      /* smaller sizes and fewer samples: a smoke run */
+	bool long_run;		      /* --long: 4 GiB guests and the 200-disk boot too */
+	double timeout_s;	      /* per case */
+	uint64_t seed;		      /* bootstrap and workload randomness */
+	bool progress;		      /* "case k of N" lines on stderr */
+	const struct impl_opts *impl; /* implementations under test (NULL: defaults) */
+	uint64_t size_bytes;	      /* guest memory for the prealloc cases; 0: the default */
+	bool hugepages_reserved;      /* --reserve-hugepages was given and succeeded */
+	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
+	enum run_guest guest;	      /* --guest */
+	uint64_t guest_exit_ns;	      /* --guest-exit-ns: a modelled exit; 0: GUEST_MODEL_EXIT_NS */
+	enum counter_kind counter;    /* --counter, resolved: what counted cases count with */
+	bool samples_set, warmup_set; /* -n, --warmup given: else a simulated count takes 1, 0 */
+	const char *sim_dump;	      /* under callgrind: its --callgrind-out-file (simulated) */
+	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
+	void (*on_result)(const struct case_result *r, void *arg);
+	void *on_result_arg;
+};
+
+/**
+ * case_guest_size() - bytes of guest memory the cases that model a guest use: --size, or
+ * min(1 GiB (4 GiB with --long, 256 MiB quick), a quarter of MemAvailable), in whole 1 GiB pages
+ * from 1 GiB up and whole 2 MiB pages below.
+ */
+uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o);
+
+/* Parameter sets: built by a case's expand(), read by its run() and by reports. */
+
+/** case_params_add() - append @name = printf(@fmt, ...) to @p; nothing when @p is full. */
+void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** case_params_get() - the value of parameter @name in @p, or NULL when it has none. */
+const char *case_params_get(const struct case_params *p, const char *name);
+
+/* The child's side: what a case's run() may call. */
+
+/** case_param() - the value of parameter @name, or NULL when the instance has none. */
+const char *case_param(const struct case_ctx *ctx, const char *name);
+
+/** case_hw() - the host description the run was planned from. */
+const struct hw_info *case_hw(const struct case_ctx *ctx);
+
+/** case_opts() - the run's options (samples, warm-up, quick, seed). */
+const struct run_opts *case_opts(const struct case_ctx *ctx);
+
+/**
+ * case_sample() - record one sample of metric @m (an index into the case's metrics). When
+ * @span is not NULL its steal time marks the sample as taken while the VM lost a CPU.
+ */
+void case_sample(struct case_ctx *ctx, unsigned int m, double value,
+		 const struct measure_span *span);
+
+/** case_counter() - say which counter metric @m was measured with ("tsc", "clock", ...). */
+void case_counter(struct case_ctx *ctx, unsigned int m, const char *counter);
+
+/**
+ * case_metric_unit() - the unit metric @m of @d is reported in when counted with @k: a counted
+ * case's "cycles" metrics are "instructions" under the instruction counters.
+ */
+const char *case_metric_unit(const struct case_def *d, unsigned int m, enum counter_kind k);
+
+/**
+ * case_counter_open() - the run's counter (--counter) for a counted case, into @c: its name
+ * and unit go with every "cycles" metric of the case. Returns 0, or -1 after case_error().
+ */
+int case_counter_open(struct case_ctx *ctx, struct counter *c);
+
+/** case_prop() - a named figure or fact for the report's properties. */
+void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** case_log() - a line for the case's output in the report. */
+void case_log(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/**
+ * case_warn() - a fact of the host that a reader should know and that the code under test does
+ * not control (CPUID under a hypervisor, a CPU libcpuid does not know): a WARN line on the
+ * console, in the case's output (JUnit system-out) and a "warning" property. Never fails.
+ */
+void case_warn(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** case_fail() - the property under test is false; the message states figure and bound. */
+void case_fail(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** case_skip() - a capability is missing; the message is the reason. */
+void case_skip(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** case_error() - the environment broke (a syscall failed that should not). */
+void case_error(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** case_outcome_name() - "PASS", "SKIP", "FAIL", "ERROR". */
+const char *case_outcome_name(enum case_outcome o);
+
+/**
+ * case_key() - the identity of a case across builds and runs: its full name without the
+ * `impl` parameter, which names the implementation under test and so differs between the
+ * two sides of an A/B, or between a run and its baselines, by design. Returns @buf.
+ */
+char *case_key(const char *full_name, char *buf, size_t len);
+
+/** case_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
+char *case_full_name(const struct case_inst *inst, char *buf, size_t len);
+
+/** case_any_matches() - does the full name of one of the @n instances match @glob? */
+bool case_any_matches(const struct case_inst *insts, size_t n, const char *glob);
+
+#endif

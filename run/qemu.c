@@ -1,0 +1,220 @@
+/* qemu.c - find the host's QEMU, ask its version, launch it over QMP and time it. */
+#include "run/qemu.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/proc.h"
+#include "util/util.h"
+
+/* The QMP a management layer sends to start and stop: the handshake, then quit. */
+static const char qmp_feed[] = "{\"execute\":\"qmp_capabilities\"}\n{\"execute\":\"quit\"}\n";
+
+/* How often the thread count is read while QEMU starts (it preallocates before QMP speaks). */
+#define THREAD_POLL_MS 2
+
+/* Threads of @pid now, from /proc; 0 when it cannot be read (the process is gone). */
+static unsigned int proc_threads(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* What a launch reads as QEMU runs: its stdout's head and its threads until stdout speaks. */
+struct watch {
+	struct proc *p;
+	struct qemu_launch *out;
+	char *head;
+	size_t head_len, head_used;
+};
+
+static void on_stdout(void *arg, const char *data, size_t n)
+{
+	struct watch *w = arg;
+	size_t take;
+
+	w->out->greeted = true;
+	if (!w->head || w->head_used + 1 >= w->head_len)
+		return;
+	take = n < w->head_len - 1 - w->head_used ? n : w->head_len - 1 - w->head_used;
+	memcpy(w->head + w->head_used, data, take);
+	w->head_used += take;
+	w->head[w->head_used] = '\0';
+}
+
+/* Until QMP speaks, count threads every THREAD_POLL_MS: QEMU preallocates before it does. */
+static int on_tick(void *arg)
+{
+	struct watch *w = arg;
+	unsigned int t;
+
+	if (w->out->greeted)
+		return -1;
+	t = proc_threads(w->p->pid);
+	w->out->max_threads = t > w->out->max_threads ? t : w->out->max_threads;
+	return THREAD_POLL_MS;
+}
+
+/*
+ * Run @path with @args, feed @feed on its stdin, keep the head of its stdout in @head (may be
+ * NULL) and the tail of its stderr in @out->output; count its threads until stdout speaks.
+ * Killed at @timeout_s, also when it closes its output and lives on.
+ */
+static int spawn(const char *path, const char *const *args, const char *feed, double timeout_s,
+		 char *head, size_t head_len, struct qemu_launch *out, struct mg_err *err)
+{
+	const char *argv[64];
+	struct proc_spec spec = {.argv = argv,
+				 .in = PROC_PIPE,
+				 .out = PROC_PIPE,
+				 .err = PROC_PIPE,
+				 .close_others = true};
+	struct proc p;
+	struct watch w = {.p = &p, .out = out, .head = head, .head_len = head_len};
+	size_t n = 0;
+	char *tail, how[96];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (head && head_len)
+		head[0] = '\0';
+	argv[n++] = path;
+	for (; args[n - 1] && n < ARRAY_SIZE(argv) - 1; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	ret = proc_start(&p, &spec, err);
+	if (ret)
+		return ret;
+	p.on_out = on_stdout;
+	p.on_tick = on_tick;
+	p.cb_arg = &w;
+	/* A pipe holds the few bytes: QEMU reads them when its monitor is up. */
+	if (write(p.in, feed, strlen(feed)) < 0 && errno != EPIPE)
+		ret = mg_err_set(err, errno, "writing to %s: %s", path, strerror(errno));
+	if (proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), NULL) == -ETIMEDOUT)
+		ret = mg_err_set(err, ETIMEDOUT, "%s %s within %.0f s: killed", path,
+				 p.quiet_at_end ? "closed its output but did not exit"
+						: "did not exit",
+				 timeout_s);
+	out->status = p.status;
+	out->wall_ms = (double)(util_now_ns() - p.started_ns) / 1e6;
+	tail = proc_tail_text(&p);
+	if (tail) {
+		size_t len = strlen(tail), cap = sizeof(out->output) - 1;
+
+		while (len && (tail[len - 1] == '\n' || tail[len - 1] == '\r'))
+			tail[--len] = '\0';
+		snprintf(out->output, sizeof(out->output), "%s",
+			 tail + (len > cap ? len - cap : 0));
+		free(tail);
+	}
+	proc_close(&p);
+	if (!ret && !(WIFEXITED(out->status) && WEXITSTATUS(out->status) == 0))
+		ret = mg_err_set(err, EIO, "%s %s%s%s", path,
+				 proc_status_text(out->status, how, sizeof(how)),
+				 out->output[0] ? ": " : "", out->output);
+	return ret;
+}
+
+int qemu_launch(const struct qemu_bin *q, const char *object, double timeout_s,
+		struct qemu_launch *out, struct mg_err *err)
+{
+	const char *args[] = {"-machine", "none",  "-nodefaults", "-nographic", "-monitor", "none",
+			      "-qmp",	  "stdio", "-object",	  object,	NULL};
+
+	return spawn(q->path, args, qmp_feed, timeout_s, NULL, 0, out, err);
+}
+
+/* An executable regular file? 0, or -errno with @err naming @path. */
+static int check_exec(const char *path, struct mg_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return mg_err_set(err, errno, "--qemu %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return mg_err_set(err, EINVAL, "--qemu %s: not a regular file", path);
+	if (access(path, X_OK))
+		return mg_err_set(err, errno, "--qemu %s: not executable: %s", path,
+				  strerror(errno));
+	return 0;
+}
+
+/* The first executable @name in a directory of PATH into @out; 0 or -ENOENT. */
+static int search_path(const char *name, char *out, size_t len)
+{
+	const char *p = getenv("PATH");
+
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		size_t dlen = strcspn(p, ":");
+
+		if (dlen && (size_t)snprintf(out, len, "%.*s/%s", (int)dlen, p, name) < len &&
+		    !check_exec(out, NULL))
+			return 0;
+		p += dlen;
+		p += *p == ':';
+	}
+	out[0] = '\0';
+	return -ENOENT;
+}
+
+int qemu_find(struct qemu_bin *q, const char *path, struct mg_err *err)
+{
+	static const char *const args[] = {"-version", NULL};
+	static const char prefix[] = "QEMU emulator version ";
+	struct qemu_launch l;
+	struct mg_err e;
+	char head[512] = "";
+	const char *v;
+	int ret;
+
+	memset(q, 0, sizeof(*q));
+	if (path) {
+		ret = check_exec(path, err);
+		if (ret)
+			return ret;
+		snprintf(q->path, sizeof(q->path), "%s", path);
+	} else if (search_path(QEMU_DEFAULT_NAME, q->path, sizeof(q->path))) {
+		snprintf(q->why, sizeof(q->why),
+			 "no QEMU: %s is not on PATH (install Debian's qemu-system-x86, as "
+			 "ci/install-deps.sh does, or pass --qemu PATH)",
+			 QEMU_DEFAULT_NAME);
+		return 0;
+	}
+	ret = spawn(q->path, args, "", 10, head, sizeof(head), &l, &e);
+	v = strstr(head, prefix);
+	if (ret || !v) {
+		if (!ret)
+			ret = mg_err_set(&e, EINVAL,
+					 "%s is not a QEMU system emulator: `-version` printed "
+					 "no \"%s\" line",
+					 q->path, prefix);
+		q->path[0] = '\0';
+		/* Named on the command line: bad input. Found on PATH: no QEMU, and why. */
+		if (path)
+			return mg_err_set(err, -ret, "--qemu %s", e.msg);
+		snprintf(q->why, sizeof(q->why), "no usable QEMU: %.500s", e.msg);
+		return 0;
+	}
+	v += strlen(prefix);
+	snprintf(q->version, sizeof(q->version), "%.*s", (int)strcspn(v, "\n"), v);
+	return 0;
+}

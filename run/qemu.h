@@ -1,0 +1,47 @@
+/* qemu.h - the host's QEMU: which binary, its version, and one timed launch of it over QMP. */
+#ifndef MG_RUN_QEMU_H
+#define MG_RUN_QEMU_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "util/err.h"
+
+struct qemu_bin {
+	char path[PATH_MAX]; /* "" when there is none */
+	char version[128];   /* the first line of `-version` after "QEMU emulator version " */
+	char why[600];	     /* when there is none: why, and what to do */
+};
+
+/* The system emulator for this machine, as Debian's qemu-system-x86 installs it. */
+#define QEMU_DEFAULT_NAME "qemu-system-x86_64"
+
+/**
+ * qemu_find() - the binary @path names, or with @path NULL the first QEMU_DEFAULT_NAME on
+ * PATH, with its version. A @path that is missing, not executable or not a QEMU (no version
+ * line) is -ENOENT, -EACCES or -EINVAL with @err saying which; nothing on PATH is 0 with
+ * @q->path empty and @q->why saying what to install.
+ */
+int qemu_find(struct qemu_bin *q, const char *path, struct mg_err *err);
+
+/* What one launch did. */
+struct qemu_launch {
+	double wall_ms;		  /* fork to reaped */
+	unsigned int max_threads; /* the most threads /proc/PID/status showed before QMP spoke */
+	bool greeted;		  /* QMP's greeting came */
+	int status;		  /* waitpid()'s status */
+	char output[1024];	  /* the tail of QEMU's stderr: its own error text */
+};
+
+/**
+ * qemu_launch() - run @q with nothing but one memory backend, `-object @object`, and QMP on
+ * stdio fed the capabilities handshake and `quit`, as a management layer starts a guest and
+ * stops it at once: `-machine none -nodefaults -nographic -monitor none -qmp stdio`. QEMU dies with
+ * the calling process (PR_SET_PDEATHSIG) and is killed after
+ * @timeout_s. Returns 0 when it exited 0; -EIO when it exited otherwise (its error text is in
+ * @out->output and @err), -ETIMEDOUT, or another -errno with @err.
+ */
+int qemu_launch(const struct qemu_bin *q, const char *object, double timeout_s,
+		struct qemu_launch *out, struct mg_err *err);
+
+#endif
