@@ -38,6 +38,8 @@ static int memgate(char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
+	/* $MG_TMP in @args: the shell finds this program's own folder there. */
+	setenv("MG_TMP", test_tmp_dir(), 1);
 	snprintf(cmd, sizeof(cmd), "%s/memgate %s 2>&1", test_build_dir(), args);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -356,21 +358,21 @@ static void test_ab_sides(void **state)
 		 test_build_dir(), test_build_dir());
 	expect(2, "a command substitution", args);
 	/* A head that speaks the protocol but dies on its runs: each case an ERROR, exit 1. */
-	f = fopen("/tmp/memgate-crash-head.sh", "w");
+	f = fopen(test_tmp("crash-head.sh"), "w");
 	assert_non_null(f);
 	fprintf(
 	    f,
 	    "#!/bin/sh\ncase \"$1\" in run) kill -SEGV $$ ;; *) exec %s/memgate \"$@\" ;; esac\n",
 	    test_build_dir());
 	fclose(f);
-	assert_int_equal(chmod("/tmp/memgate-crash-head.sh", 0755), 0);
+	assert_int_equal(chmod(test_tmp("crash-head.sh"), 0755), 0);
 	snprintf(args, sizeof(args),
-		 "ab --base %s/memgate --head /tmp/memgate-crash-head.sh -s "
+		 "ab --base %s/memgate --head %s -s "
 		 "memslots -k '*growth*' --quick",
-		 test_build_dir());
+		 test_build_dir(), test_tmp("crash-head.sh"));
 	expect(1, "failed on memslots.update.growth[impl=shift] (signal 11)", args);
 	/* One that dies listing its cases: head failed (1), naming the signal, not bad usage. */
-	f = fopen("/tmp/memgate-crash-head.sh", "w");
+	f = fopen(test_tmp("crash-head.sh"), "w");
 	assert_non_null(f);
 	fprintf(
 	    f,
@@ -378,7 +380,7 @@ static void test_ab_sides(void **state)
 	    test_build_dir());
 	fclose(f);
 	expect(1, "`list` was killed by signal 11", args);
-	unlink("/tmp/memgate-crash-head.sh");
+	unlink(test_tmp("crash-head.sh"));
 }
 
 /* Copy results @from to @to with every sample of a cycles metric times @k. */
@@ -866,12 +868,12 @@ static void test_no_false_pass(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd),
 		 "sh -c 'ulimit -n 5; %s/memgate run -s hw -k \"*pu_count*\"' "
-		 "> /tmp/memgate-nofd.txt 2>&1",
-		 test_build_dir());
+		 "> %s 2>&1",
+		 test_build_dir(), test_tmp("nofd.txt"));
 	st = system(cmd);
-	out = text_read_file("/tmp/memgate-nofd.txt", 1 << 20);
+	out = text_read_file(test_tmp("nofd.txt"), 1 << 20);
 	assert_non_null(out);
-	unlink("/tmp/memgate-nofd.txt");
+	unlink(test_tmp("nofd.txt"));
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 3 || !strstr(out, "ERROR hw.topology.pu_count") ||
 	    !strstr(out, "Too many open files") || strstr(out, "PASS "))
 		print_error("exit %d, output:\n%s\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
@@ -892,7 +894,7 @@ static void test_interrupted_runs_report(void **state)
 	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		const char *json = "/tmp/memgate-interrupted.json";
+		const char *json = test_tmp("interrupted.json");
 		char *text;
 		int st;
 		pid_t pid;
@@ -926,28 +928,28 @@ static void test_interrupted_runs_report(void **state)
 /* Hostile topologies: bounded before hwloc builds them, validated after, names made UTF-8. */
 static void test_hostile_topologies(void **state)
 {
-	char cmd[1024], bad_name[64];
+	char cmd[5400], bad_name[4200];
 	char *out;
 	json_t *j;
 
 	(void)state;
 	expect(2, "has 100000 PUs; memgate plans for at most 16384",
 	       "hw --topology synthetic:'pack:100 core:100 pu:10'");
-	unlink("/tmp/memgate-topo.fifo");
-	assert_int_equal(mkfifo("/tmp/memgate-topo.fifo", 0600), 0);
-	expect(2, "not a regular file", "hw --topology /tmp/memgate-topo.fifo");
-	unlink("/tmp/memgate-topo.fifo");
+	unlink(test_tmp("topo.fifo"));
+	assert_int_equal(mkfifo(test_tmp("topo.fifo"), 0600), 0);
+	expect(2, "not a regular file", "hw --topology $MG_TMP/topo.fifo");
+	unlink(test_tmp("topo.fifo"));
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's/local_memory=\"19316633600\"/local_memory="
-		 "\"18446744073709551615\"/' %s/24em64t-2n6c2t-pci.xml > /tmp/memgate-huge.xml",
-		 TOPO_DIR);
+		 "\"18446744073709551615\"/' %s/24em64t-2n6c2t-pci.xml > %s",
+		 TOPO_DIR, test_tmp("huge.xml"));
 	assert_int_equal(system(cmd), 0);
 	expect(2, "NUMA node 0 claims 18446744073709551615 bytes",
 	       "hw --topology "
-	       "/tmp/memgate-huge.xml");
-	unlink("/tmp/memgate-huge.xml");
+	       "$MG_TMP/huge.xml");
+	unlink(test_tmp("huge.xml"));
 	/* A path that is not UTF-8: the JSON is still written, and valid. */
-	snprintf(bad_name, sizeof(bad_name), "/tmp/memgate-\xff\xfe.xml");
+	snprintf(bad_name, sizeof(bad_name), "%s/\xff\xfe.xml", test_tmp_dir());
 	snprintf(cmd, sizeof(cmd), "cp %s/16em64t-4s2c2t.xml '%s'", TOPO_DIR, bad_name);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "hw --json --topology '%s'", bad_name);
@@ -966,7 +968,7 @@ static void test_hostile_topologies(void **state)
  * run ends with exit 3 and its JSON report written. (A pipe whose reader is already gone.) */
 static void test_closed_stdout(void **state)
 {
-	const char *json_path = "/tmp/memgate-pipe.json";
+	const char *json_path = test_tmp("pipe.json");
 	char bin[256];
 	char *json;
 	int fds[2], st;
@@ -1212,7 +1214,7 @@ static char *slurp(const char *path)
  */
 static void test_html_report(void **state)
 {
-	const char *dir = "/tmp/memgate-test-html";
+	const char *dir = test_tmp("html");
 	char cmd[512], *page, *svg;
 	glob_t g;
 	bool red = false;
@@ -1265,14 +1267,14 @@ static void test_merge_shards(void **state)
 
 	(void)state;
 	for (int i = 1; i <= 2; i++) {
-		snprintf(args, sizeof(args), "%s --shard %d/2 --json /tmp/memgate-shard-%d.json",
-			 sel, i, i);
+		snprintf(args, sizeof(args), "%s --shard %d/2 --json $MG_TMP/shard-%d.json", sel, i,
+			 i);
 		expect(0, "0 failed", args);
 	}
 	expect(0, "merged 2 shards",
-	       "merge /tmp/memgate-shard-1.json /tmp/memgate-shard-2.json --json "
-	       "/tmp/memgate-merged.json");
-	merged = json_load_file("/tmp/memgate-merged.json", 0, &e);
+	       "merge $MG_TMP/shard-1.json $MG_TMP/shard-2.json --json "
+	       "$MG_TMP/merged.json");
+	merged = json_load_file(test_tmp("merged.json"), 0, &e);
 	assert_non_null(merged);
 	assert_int_equal(json_array_size(json_object_get(merged, "shards")), 2);
 	/* Every case of the unsharded selection, once. */
@@ -1281,18 +1283,17 @@ static void test_merge_shards(void **state)
 	free(out);
 	json_decref(merged);
 	/* compare reads it (a bad file is 2); of checks alone it has no perf case to compare. */
-	expect(1, "nothing compared", "compare /tmp/memgate-merged.json /tmp/memgate-merged.json");
+	expect(1, "nothing compared", "compare $MG_TMP/merged.json $MG_TMP/merged.json");
 	expect(2, "is in an earlier shard too",
-	       "merge /tmp/memgate-shard-1.json /tmp/memgate-shard-1.json --json "
-	       "/tmp/memgate-merged.json");
+	       "merge $MG_TMP/shard-1.json $MG_TMP/shard-1.json --json "
+	       "$MG_TMP/merged.json");
 	expect(2, "/etc/hostname:1: '[' or '{' expected",
-	       "merge /etc/hostname --json /tmp/memgate-merged.json");
-	assert_int_equal(system("echo '{\"cases\": []}' > /tmp/memgate-shard-1.json"), 0);
-	expect(2, "not memgate results",
-	       "merge /tmp/memgate-shard-1.json --json /tmp/memgate-merged.json");
-	unlink("/tmp/memgate-shard-1.json");
-	unlink("/tmp/memgate-shard-2.json");
-	unlink("/tmp/memgate-merged.json");
+	       "merge /etc/hostname --json $MG_TMP/merged.json");
+	assert_int_equal(system("echo '{\"cases\": []}' > $MG_TMP/shard-1.json"), 0);
+	expect(2, "not memgate results", "merge $MG_TMP/shard-1.json --json $MG_TMP/merged.json");
+	unlink(test_tmp("shard-1.json"));
+	unlink(test_tmp("shard-2.json"));
+	unlink(test_tmp("merged.json"));
 }
 
 /* --long brings the long cases back: the 200-disk boot is planned with it, not without. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 /* cmocka's TAP output drops the reason of a skip: print it as a TAP comment first. */
@@ -27,6 +28,53 @@ static inline const char *test_build_dir(void)
 	const char *b = getenv("MEMGATE_BUILD");
 
 	return b ? b : "build";
+}
+
+/* This program's own folder for its files: made with mkdtemp() under $TMPDIR (or /tmp) at
+ * first use and removed, with what is in it, when the program exits. Two `make check` runs on
+ * one host, a shared agent's case, never write the same path. */
+static char test_tmp_dir_path[4096];
+static int test_tmp_owner; /* the pid that made it: a forked child that exits leaves it */
+
+static inline void test_tmp_remove(void)
+{
+	char cmd[4200];
+
+	if (!test_tmp_dir_path[0] || getpid() != test_tmp_owner)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", test_tmp_dir_path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# could not remove %s\n", test_tmp_dir_path);
+}
+
+static inline const char *test_tmp_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (test_tmp_dir_path[0])
+		return test_tmp_dir_path;
+	/* The folder is quoted in one shell command: no quote may be in it. */
+	if (!tmp || !*tmp || strchr(tmp, '\''))
+		tmp = "/tmp";
+	snprintf(test_tmp_dir_path, sizeof(test_tmp_dir_path), "%s/memgate-test.XXXXXX", tmp);
+	if (!mkdtemp(test_tmp_dir_path)) {
+		fprintf(stderr, "# mkdtemp %s failed\n", test_tmp_dir_path);
+		abort();
+	}
+	test_tmp_owner = getpid();
+	atexit(test_tmp_remove);
+	return test_tmp_dir_path;
+}
+
+/* @name inside test_tmp_dir(); eight results may be held at once. */
+static inline const char *test_tmp(const char *name)
+{
+	static char paths[8][4200];
+	static unsigned int next;
+	char *p = paths[next++ % 8];
+
+	snprintf(p, sizeof(paths[0]), "%s/%s", test_tmp_dir(), name);
+	return p;
 }
 
 /* Under AddressSanitizer (make asan): malloc is ASan's, mallinfo and malloc_trim are not glibc's.
