@@ -99,8 +99,9 @@ static void test_running_out(void **state)
 	struct mg_err err;
 
 	(void)state;
-	if (geteuid() != 0 || before == UINT64_MAX)
-		skip_because("needs root and a 2 MiB hugetlb pool to size");
+	test_root_setup("it sizes the 2 MiB hugetlb pool");
+	if (before == UINT64_MAX)
+		skip_because("no 2 MiB hugetlb pool on this kernel");
 	if (reserve_lock(0, &err))
 		skip_because("%s", err.msg);
 	before = pool_total();
@@ -142,8 +143,9 @@ static void test_restore_on_signal(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (geteuid() != 0 || before == UINT64_MAX)
-		skip_because("needs root and a 2 MiB hugetlb pool to size");
+	test_root_setup("it sizes the 2 MiB hugetlb pool");
+	if (before == UINT64_MAX)
+		skip_because("no 2 MiB hugetlb pool on this kernel");
 	/* Nobody else resizes the pool meanwhile: the lock is the host's. */
 	if (reserve_lock(0, &lock_err))
 		skip_because("%s", lock_err.msg);
@@ -214,8 +216,9 @@ static void test_recover_after_kill(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (geteuid() != 0 || before == UINT64_MAX)
-		skip_because("needs root and a 2 MiB hugetlb pool to size");
+	test_root_setup("it sizes the 2 MiB hugetlb pool");
+	if (before == UINT64_MAX)
+		skip_because("no 2 MiB hugetlb pool on this kernel");
 	if (reserve_lock(0, &err))
 		skip_because("%s", err.msg);
 	before = pool_total();
@@ -249,8 +252,7 @@ static void test_lock_held_elsewhere(void **state)
 	pid_t pid;
 
 	(void)state;
-	if (geteuid() != 0)
-		skip_because("needs root: the lock lives in " RESERVE_DIR);
+	test_root_setup("the lock lives in " RESERVE_DIR);
 	if (mkdir(RESERVE_DIR, 0755) && errno != EEXIST)
 		skip_because("cannot make " RESERVE_DIR ": %s", strerror(errno));
 	pid = held_in_child(take_lock, NULL);

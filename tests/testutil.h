@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <cmocka.h>
 
 /* cmocka's TAP output drops the reason of a skip: print it as a TAP comment first. */
@@ -76,6 +79,35 @@ static inline const char *test_tmp(const char *name)
 	snprintf(p, sizeof(paths[0]), "%s/%s", test_tmp_dir(), name);
 	return p;
 }
+
+/*
+ * The tests' host-wide turn: tests that change or read back the host's shared state (hugetlb
+ * pools, RESERVE_DIR) take it first, so that two `make check` runs on one host take turns
+ * there instead of seeing each other's pages. Held until the program exits; memgate itself
+ * never takes it (its own lock is RESERVE_DIR's).
+ */
+#define TEST_HOST_LOCK "/run/memgate-tests.lock"
+
+static inline void test_host_turn(void)
+{
+	static int fd = -1;
+
+	if (fd >= 0)
+		return;
+	fd = open(TEST_HOST_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		fprintf(stderr, "# %s: %s\n", TEST_HOST_LOCK, strerror(errno));
+		abort();
+	}
+}
+
+/* The one preamble of a root-only test: skip saying why without root, else take the turn. */
+#define test_root_setup(why)                                                                       \
+	do {                                                                                       \
+		if (geteuid() != 0)                                                                \
+			skip_because("needs root (%s)", why);                                      \
+		test_host_turn();                                                                  \
+	} while (0)
 
 /* Under AddressSanitizer (make asan): malloc is ASan's, mallinfo and malloc_trim are not glibc's.
  */
