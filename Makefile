@@ -46,8 +46,8 @@ TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 # Every C file of the project, for format and lint.
 SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch] fuzz/*.c))
 
-.PHONY: all deps run check tsan asan clean format lint
-all: $(B)/memgate
+.PHONY: all deps run check tsan asan clean format lint install uninstall
+all: $(B)/memgate $(B)/memgate.1
 
 # The install script is idempotent and quick when everything is there already.
 deps:
@@ -67,11 +67,37 @@ $(CLI_OBJS): CFLAGS += -DMEMGATE_COMMIT='"$(COMMIT)"'
 $(B)/memgate: $(CLI_OBJS) $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The manual page is the usage text in roff: it cannot fall out of step with --help.
+$(B)/memgate.1: $(B)/memgate
+	$(B)/memgate man > $@.tmp && mv $@.tmp $@
+
+# Installed like any tool, for agents that install memgate once: the binary, its page and
+# the default rules (the binary has them built in; the copy is the one to edit for --rules).
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/memgate
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)
+	install -m 755 $(B)/memgate $(DESTDIR)$(BINDIR)/memgate
+	install -m 644 $(B)/memgate.1 $(DESTDIR)$(MANDIR)/man1/memgate.1
+	install -m 644 ci/rules.conf $(DESTDIR)$(DATADIR)/rules.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/memgate $(DESTDIR)$(MANDIR)/man1/memgate.1 \
+		$(DESTDIR)$(DATADIR)/rules.conf
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+
 $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/tests/%: $(B)/tests/%.o $(B)/libmemgate.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
+
+# The option tables and the usage text live in the CLI, outside the library.
+$(B)/tests/test_options: $(B)/tests/test_options.o $(B)/cli/options.o $(B)/cli/model.o \
+		$(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
 # The RCU again under ThreadSanitizer: its barriers and locks, checked as they run.
@@ -93,7 +119,7 @@ run: deps
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)
-	@MEMGATE_SAN=$(SAN) sh tests/run.sh $(B) $(TESTS) tests/layers.sh $(TSAN_TEST)
+	@MEMGATE_SAN=$(SAN) sh tests/run.sh $(B) $(TESTS) tests/layers.sh tests/install.sh $(TSAN_TEST)
 
 # The tests again under AddressSanitizer and UBSan (objects under build-asan/).
 asan:

@@ -10,10 +10,11 @@ set -eu
 # must SKIP its trim cases when malloc is not the C library's: tested with it preloaded).
 # lint: clang-format, clang-tidy and cppcheck (make lint); fuzz: clang and its libFuzzer
 # runtime (make fuzz); the qemu suite's peer: Debian's QEMU (qemu-system-x86_64); valgrind:
-# --counter simulated counts instructions and misses under its callgrind.
+# --counter simulated counts instructions and misses under its callgrind; man-db: the
+# install test reads memgate(1) with man -l.
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
 libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck \
-clang libclang-rt-14-dev qemu-system-x86 valgrind"
+clang libclang-rt-14-dev qemu-system-x86 valgrind man-db"
 
 quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1

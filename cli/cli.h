@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "run/case.h"
 #include "judge/gate.h"
@@ -133,10 +134,16 @@ struct cli {
 /* The option tables of the commands (options.c). */
 extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
     cli_calibrate_options[], cli_case_exec_options[], cli_ab_options[], cli_compare_options[],
-    cli_rules_options[], cli_plain_options[], cli_merge_options[];
+    cli_rules_options[], cli_plain_options[], cli_merge_options[], cli_model_options[];
 
 /** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
 int cli_print_usage(void);
+
+/** cli_usage_text() - the usage text --help prints before the implementations. */
+const char *cli_usage_text(void);
+
+/** cli_print_man() - memgate(1) in roff on @f, made from the usage text; an exit status. */
+int cli_print_man(FILE *f);
 
 /** cli_usage_error() - "memgate: MESSAGE" and a hint on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -264,10 +264,13 @@ static int dispatch(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (!cmd)
-		return cli_usage_error("%s", "missing command: hw, list, run, ab, calibrate, "
-					     "compare, baseline, merge or rules");
+		return cli_usage_error("%s",
+				       "missing command: hw, list, run, ab, calibrate, model, "
+				       "compare, baseline, merge, rules or man");
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
 		return cli_print_usage();
+	if (!strcmp(cmd, "man") && argc == 2)
+		return cli_print_man(stdout);
 	if (!strcmp(cmd, "--version")) {
 		printf("memgate %s\n", MEMGATE_VERSION);
 		return EXIT_PASSED;
@@ -306,8 +309,8 @@ static int dispatch(int argc, char **argv)
 		return EXIT_PASSED;
 	}
 	return cli_usage_error(
-	    "unknown command '%s': expected hw, list, run, ab, calibrate, compare, baseline, "
-	    "merge or rules",
+	    "unknown command '%s': expected hw, list, run, ab, calibrate, model, compare, "
+	    "baseline, merge, rules or man",
 	    cmd);
 }
 

@@ -47,7 +47,7 @@ static int spreads(const char *s, double *out, size_t *n)
 	return *n ? 0 : -EINVAL;
 }
 
-static const struct option model_options[] = {
+const struct option cli_model_options[] = {
     {"metrics", required_argument, NULL, 'm'},
     {"spread", required_argument, NULL, 's'},
     {"tolerance", required_argument, NULL, 't'},
@@ -92,7 +92,7 @@ int cli_cmd_model(int argc, char **argv)
 	int opt, bad = 0;
 
 	optind = 0;
-	while (!bad && (opt = getopt_long(argc, argv, "", model_options, NULL)) != -1) {
+	while (!bad && (opt = getopt_long(argc, argv, "", cli_model_options, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
 			bad = whole("--metrics", optarg, 1, 10000, &v);

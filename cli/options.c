@@ -1,4 +1,5 @@
-/* options.c - the command line's words: usage, option tables, number and size parsing. */
+/* options.c - the command line's words: usage, option tables, number and size parsing, and
+ * memgate(1), made from the usage text. */
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -29,8 +30,8 @@ static const char usage_text[] =
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
     "jenkins|ant]\n"
-    "        [--json FILE] [--csv DIR] [--label TEXT] [--size SIZE] [--reserve-hugepages]\n"
-    "        [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
+    "        [--json FILE] [--csv DIR] [--html FILE] [--label TEXT] [--size SIZE]\n"
+    "        [--reserve-hugepages] [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
     "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS] [--counter C]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
@@ -38,7 +39,7 @@ static const char usage_text[] =
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
     "        [--rounds N] [--confirm-rounds N] [-n SAMPLES] [--warmup N] [--quick] [--long]\n"
     "        [--junit FILE] [--json FILE] [--rules FILE] [--reserve-hugepages] [--size SIZE]\n"
-    "        [--counter C] [--calibration DIR]\n"
+    "        [--counter C] [--calibration DIR] [--html FILE]\n"
     "        is head slower than base? Every shared perf case, the two builds in turn,\n"
     "        each round a fresh process of each; head's checks run once\n"
     "  calibrate --history DIR [--runs K] [--rounds N] [-s SUITE]... [-k GLOB] [--quick]\n"
@@ -48,7 +49,8 @@ static const char usage_text[] =
     "  model [--metrics M] [--spread S,...] [--tolerance T] [--slowdown D] [--runs R]\n"
     "        [--rounds N] [--confirm-rounds N] [--seed N]\n"
     "        the A/B procedures on modelled lognormal rounds: A/A failures and power\n"
-    "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--rules FILE]\n"
+    "  compare BASE.json... HEAD.json [--any-host] [--junit FILE] [--json FILE] [--html FILE]\n"
+    "        [--rules FILE]\n"
     "        judge a run against earlier ones (pooled per run) of the same host class\n"
     "  merge SHARD.json... --json FILE\n"
     "        the results of a run's shards (--shard I/N) as one results file\n"
@@ -56,6 +58,7 @@ static const char usage_text[] =
     "        file a run into a history directory, under DIR/HOST_CLASS_HASH/\n"
     "  rules [--rules FILE]\n"
     "        print the rules in effect (the embedded ones unless --rules)\n"
+    "  man   memgate(1) in roff, as make builds it for make install\n"
     "\n"
     "options:\n"
     "  -s, --suite SUITE     only this suite (repeatable); default: all\n"
@@ -75,6 +78,8 @@ static const char usage_text[] =
     "      --json FILE       write every sample and summary as JSON: the unit of history\n"
     "      --csv DIR         run: each suite's medians per unit as DIR/SUITE-UNIT.csv, for\n"
     "                        Jenkins' Plot plugin (a row of labels, a row of values)\n"
+    "      --html FILE       a page to look at: each perf metric's samples and each verdict\n"
+    "                        drawn, with its files in FILE's NAME-files/ (run, ab, compare)\n"
     "      --label TEXT      a free label stored in the JSON results\n"
     "      --impl KEY=VALUE  the implementation under test (below); the others stay as\n"
     "                        the references the gates compare it with\n"
@@ -602,4 +607,124 @@ int cli_parse(struct cli *c, int argc, char **argv, const struct option *table, 
 	if (c->opts.quick && !c->warmup_set)
 		c->opts.warmup = QUICK_WARMUP;
 	return 0;
+}
+
+const char *cli_usage_text(void)
+{
+	return usage_text;
+}
+
+/* One line of the usage text as roff: backslashes and hyphens escaped, a leading dot or
+ * quote kept from being read as a request. */
+static void roff_line(FILE *f, const char *s, size_t len)
+{
+	if (len && (s[0] == '.' || s[0] == '\''))
+		fputs("\\&", f);
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\\')
+			fputs("\\e", f);
+		else if (s[i] == '-')
+			fputs("\\-", f);
+		else
+			fputc(s[i], f);
+	}
+	fputc('\n', f);
+}
+
+/* The implementations --impl chooses among, as --help lists them after the usage text. */
+static int man_implementations(FILE *f)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&text, &size);
+
+	if (!m)
+		return -1;
+	impl_opts_describe(m);
+	if (fclose(m)) {
+		free(text);
+		return -1;
+	}
+	fputs(".SH IMPLEMENTATIONS UNDER TEST\n"
+	      "Chosen with \\-\\-impl KEY=VALUE; the first value is the default.\n"
+	      ".nf\n",
+	      f);
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		roff_line(f, p, (size_t)(nl - p));
+		if (!*nl)
+			break;
+	}
+	fputs(".fi\n", f);
+	free(text);
+	return 0;
+}
+
+int cli_print_man(FILE *f)
+{
+	const char *p = usage_text, *nl;
+	bool in_section = false;
+
+	fprintf(f,
+		".\\\" memgate(1), generated by `memgate man` from its --help text\n"
+		".TH MEMGATE 1 \"\" \"memgate %s\" \"User Commands\"\n"
+		".SH NAME\n"
+		"memgate \\- regression tests and perf gates for the guest-memory paths of a "
+		"QEMU/KVM hypervisor\n",
+		MEMGATE_COMMIT);
+	/* The usage line is the synopsis; every "heading:" line a section whose lines are kept
+	 * as they are laid out (their columns are the point); blank lines end a section. */
+	for (; *p; p = nl + 1) {
+		size_t len;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		len = (size_t)(nl - p);
+		if (!strncmp(p, "usage: ", 7)) {
+			fputs(".SH SYNOPSIS\n.nf\n", f);
+			roff_line(f, p + 7, len - 7);
+			fputs(".fi\n.SH DESCRIPTION\n", f);
+		} else if (len && p[len - 1] == ':' && p[0] != ' ') {
+			fputs(in_section ? ".fi\n.SH " : ".SH ", f);
+			for (size_t i = 0; i + 1 < len; i++)
+				fputc(toupper((unsigned char)p[i]), f);
+			fputs("\n.nf\n", f);
+			in_section = true;
+		} else if (!len) {
+			if (!in_section)
+				continue;
+			fputs(".fi\n", f);
+			in_section = false;
+		} else {
+			if (!in_section && p[0] == ' ') {
+				fputs(".nf\n", f);
+				in_section = true;
+			}
+			roff_line(f, p, len);
+		}
+		if (!*nl)
+			break;
+	}
+	if (in_section)
+		fputs(".fi\n", f);
+	if (man_implementations(f))
+		return EXIT_HARNESS;
+	fputs(".SH FILES\n"
+	      ".TP\n.I /run/memgate/hugetlb.lock\n"
+	      "the host-wide lock memgate takes before it changes a hugetlb pool\n"
+	      ".TP\n.I /run/memgate/reservations/PID\n"
+	      "what a running memgate added to a pool, taken back by the next one if it was "
+	      "killed\n"
+	      ".TP\n.I PREFIX/share/memgate/rules.conf\n"
+	      "the default rules (built into the binary too); a copy edited and passed with "
+	      "\\-\\-rules replaces them\n"
+	      ".SH SEE ALSO\n"
+	      ".BR qemu-system-x86_64 (1),\n"
+	      ".BR valgrind (1),\n"
+	      ".BR perf_event_open (2)\n",
+	      f);
+	return ferror(f) ? EXIT_HARNESS : EXIT_PASSED;
 }
