@@ -138,6 +138,52 @@ static int ab_setup(struct cli *c, const struct hw_info *hw, struct ab_side *bas
 	return 0;
 }
 
+/* What every side of an A/B is run with: the options they share and the scratch folder. */
+struct ab_scratch {
+	const char *common[4 * MAX_SUITE_ARGS + 8];
+	char size[32], shard[32], dir[512];
+};
+
+/*
+ * What ab and calibrate do before their first round: one pool reservation for the whole A/B,
+ * sized by this build's suites (the sides use it); the options every side gets; the scratch
+ * folder, from which on a stop signal waits for the reports and the clean-up; and each side
+ * asked the protocol. Returns 0 or an exit status; when @s->dir is set the folder exists and
+ * signals are deferred (the caller removes the one and restores the other).
+ */
+static int ab_start(struct cli *c, struct hw_info *hw, struct ab_side *a, struct ab_side *b,
+		    struct ab_opts *o, struct ab_scratch *s)
+{
+	struct case_inst *insts = NULL;
+	size_t n_insts = 0;
+	struct mg_err err = {0};
+	int ret = 0;
+
+	s->dir[0] = '\0';
+	if (c->reserve && (ret = cli_expand(c, hw, &insts, &n_insts)) == 0) {
+		ret = cli_reserve_pool(hw, &c->opts, insts, n_insts);
+		free(insts);
+	}
+	if (ret)
+		return ret;
+	o->n_common =
+	    ab_common(c, s->common, (int)ARRAY_SIZE(s->common), s->size, sizeof(s->size), s->shard);
+	o->common = s->common;
+	cli_signals_defer();
+	if (make_workdir(s->dir, sizeof(s->dir))) {
+		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
+		s->dir[0] = '\0';
+		cli_signals_restore();
+		return EXIT_HARNESS;
+	}
+	o->workdir = s->dir;
+	if (ab_check_protocol(a, o, &err) || ab_check_protocol(b, o, &err)) {
+		fprintf(stderr, "memgate: %s\n", err.msg);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /*
  * An A/B that compared no perf case says so and never passes: 2 when the selection holds no
  * perf case on either side (a typo in -k, say), 1 when the sides share none that ran.
@@ -200,10 +246,8 @@ int cli_cmd_ab(int argc, char **argv)
 	struct calibration calib = {0};
 	struct ab_outcome out;
 	struct mg_err err = {0};
-	const char *common[4 * MAX_SUITE_ARGS + 8];
-	char size[32], shard[32], context[1024], dir[512];
-	struct case_inst *insts = NULL;
-	size_t n_insts = 0;
+	struct ab_scratch s;
+	char context[1024];
 	struct case_result *all;
 	int64_t t0 = util_now_ns();
 	int ret = cli_parse(&c, argc, argv, cli_ab_options, "s:k:n:", 0);
@@ -217,28 +261,10 @@ int cli_cmd_ab(int argc, char **argv)
 	if ((ret = load_calibration(&c, &hw, &calib)))
 		goto out_hw;
 	o.calib = calib.n ? &calib : NULL;
-	/* One reservation for the whole A/B, sized by this build's suites: the sides use it. */
-	if (c.reserve && (ret = cli_expand(&c, &hw, &insts, &n_insts)) == 0) {
-		ret = cli_reserve_pool(&hw, &c.opts, insts, n_insts);
-		free(insts);
-	}
-	if (ret)
+	if ((ret = ab_start(&c, &hw, &base, &head, &o, &s))) {
+		if (s.dir[0])
+			goto out_dir;
 		goto out_hw;
-	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size), shard);
-	o.common = common;
-	/* From the scratch folder on, a stop signal waits for the reports and the clean-up. */
-	cli_signals_defer();
-	if (make_workdir(dir, sizeof(dir))) {
-		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
-		cli_signals_restore();
-		ret = EXIT_HARNESS;
-		goto out_hw;
-	}
-	o.workdir = dir;
-	if (ab_check_protocol(&base, &o, &err) || ab_check_protocol(&head, &o, &err)) {
-		fprintf(stderr, "memgate: %s\n", err.msg);
-		ret = EXIT_USAGE;
-		goto out_dir;
 	}
 	if (cli_late_signal) {
 		ret = 0;
@@ -255,19 +281,20 @@ int cli_cmd_ab(int argc, char **argv)
 							       : EXIT_HARNESS;
 		goto out_dir;
 	}
-	all = malloc((out.n_extra + out.verdicts.n + 1) * sizeof(*all));
+	all = malloc((out.extra.n + out.verdicts.rows.n + 1) * sizeof(*all));
 	if (!all) {
 		ret = EXIT_HARNESS;
 	} else {
-		memcpy(all, out.extra, out.n_extra * sizeof(*all));
-		memcpy(all + out.n_extra, out.verdicts.results, out.verdicts.n * sizeof(*all));
-		ret = report_comparison(&c, &hw, all, out.n_extra + out.verdicts.n, t0);
+		memcpy(all, out.extra.results, out.extra.n * sizeof(*all));
+		memcpy(all + out.extra.n, out.verdicts.rows.results,
+		       out.verdicts.rows.n * sizeof(*all));
+		ret = report_comparison(&c, &hw, all, out.extra.n + out.verdicts.rows.n, t0);
 		fprintf(
 		    stderr,
 		    "memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
 		    "more for undecided metrics, %u samples a round; a simulated case: 2 rounds "
 		    "of 1 sample) in %.0f s\n",
-		    out.cases_compared, out.verdicts.n, o.rounds, o.confirm_rounds, o.samples,
+		    out.cases_compared, out.verdicts.rows.n, o.rounds, o.confirm_rounds, o.samples,
 		    (double)(util_now_ns() - t0) / 1e9);
 		ret = ab_nothing_compared(&out, ret);
 		if (out.interrupted) {
@@ -281,7 +308,7 @@ int cli_cmd_ab(int argc, char **argv)
 	free(all);
 	ab_outcome_release(&out);
 out_dir:
-	remove_workdir(dir);
+	remove_workdir(s.dir);
 	cli_signals_restore();
 	if (cli_late_signal && ret < 128) {
 		fprintf(stderr, "memgate: interrupted by signal %d\n", cli_late_signal);
@@ -345,7 +372,7 @@ int cli_cmd_compare(int argc, char **argv)
 	if (!ret && compare_results_make(j, nj, "baseline", context, &res))
 		ret = EXIT_HARNESS;
 	if (!ret && !(ret = cli_load_hw(&hw, NULL, NULL))) {
-		ret = report_comparison(&c, &hw, res.results, res.n, t0);
+		ret = report_comparison(&c, &hw, res.rows.results, res.rows.n, t0);
 		hw_release(&hw);
 	}
 	/* No metric of head met one of the base runs': a comparison of nothing never passes. */
@@ -477,7 +504,7 @@ out:
 /* Feed one A/A run's rounds to the accumulators: every metric both sides measured. */
 static int calib_take(const struct ab_outcome *out, struct calib_acc **acc, size_t *n_acc)
 {
-	for (size_t i = 0; i < out->verdicts.n; i++) {
+	for (size_t i = 0; i < out->verdicts.rows.n; i++) {
 		const struct judged *j = &out->verdicts.judged[i];
 
 		if (j->n_v &&
@@ -517,12 +544,10 @@ int cli_cmd_calibrate(int argc, char **argv)
 	struct ab_side self_a, self_b;
 	struct ab_opts o = {0};
 	struct mg_err err = {0};
-	const char *common[4 * MAX_SUITE_ARGS + 8];
-	char size[32], shard[32], context[1024], dir[512], self[4096], spec[4200], who[160];
+	struct ab_scratch s;
+	char context[1024], self[4096], spec[4200], who[160];
 	struct calib_acc *acc = NULL;
 	size_t n_acc = 0;
-	struct case_inst *insts = NULL;
-	size_t n_insts = 0;
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	int ret = cli_parse(&c, argc, argv, cli_calibrate_options, "s:k:n:", 0);
 
@@ -549,26 +574,10 @@ int cli_cmd_calibrate(int argc, char **argv)
 	/* Rounds of one look: no second look is taken, every round is noise to measure. */
 	o.rounds = c.rounds_set ? (unsigned int)c.rounds : CALIB_DEFAULT_ROUNDS;
 	o.confirm_rounds = 0;
-	if (c.reserve && (ret = cli_expand(&c, &hw, &insts, &n_insts)) == 0) {
-		ret = cli_reserve_pool(&hw, &c.opts, insts, n_insts);
-		free(insts);
-	}
-	if (ret)
+	if ((ret = ab_start(&c, &hw, &self_a, &self_b, &o, &s))) {
+		if (s.dir[0])
+			goto out_dir;
 		goto out_hw;
-	o.n_common = ab_common(&c, common, (int)ARRAY_SIZE(common), size, sizeof(size), shard);
-	o.common = common;
-	cli_signals_defer();
-	if (make_workdir(dir, sizeof(dir))) {
-		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
-		cli_signals_restore();
-		ret = EXIT_HARNESS;
-		goto out_hw;
-	}
-	o.workdir = dir;
-	if (ab_check_protocol(&self_a, &o, &err) || ab_check_protocol(&self_b, &o, &err)) {
-		fprintf(stderr, "memgate: %s\n", err.msg);
-		ret = EXIT_USAGE;
-		goto out_dir;
 	}
 	for (unsigned long r = 0; r < c.runs && !cli_late_signal; r++) {
 		struct ab_outcome out;
@@ -587,7 +596,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 		ret = calib_take(&out, &acc, &n_acc) ? EXIT_HARNESS : 0;
 		fprintf(stderr,
 			"memgate: calibrate: A/A run %lu of %lu: %zu metrics, %u rounds, %.0f s\n",
-			r + 1, c.runs, out.verdicts.n, o.rounds,
+			r + 1, c.runs, out.verdicts.rows.n, o.rounds,
 			(double)(util_now_ns() - t0) / 1e9);
 		ab_outcome_release(&out);
 		if (ret)
@@ -614,7 +623,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 	       hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o.rounds, hw.fingerprint);
 	ret = EXIT_PASSED;
 out_dir:
-	remove_workdir(dir);
+	remove_workdir(s.dir);
 	cli_signals_restore();
 out_hw:
 	calib_acc_release(acc, n_acc);

@@ -166,19 +166,21 @@ static int parse_ulong(const char *opt, const char *s, unsigned long min, unsign
 }
 
 /* What run and ab share: the selection, the sampling and the reports. */
-#define SAMPLED_RUN_OPTIONS                                                                        \
-	{"suite", required_argument, NULL, 's'}, {"filter", required_argument, NULL, 'k'},         \
-	    {"samples", required_argument, NULL, 'n'},                                             \
-	    {"warmup", required_argument, NULL, OPT_WARMUP},                                       \
-	    {"quick", no_argument, NULL, OPT_QUICK}, {"long", no_argument, NULL, OPT_LONG},        \
-	    {"timeout", required_argument, NULL, OPT_TIMEOUT},                                     \
-	    {"seed", required_argument, NULL, OPT_SEED},                                           \
-	    {"junit", required_argument, NULL, OPT_JUNIT},                                         \
-	    {"junit-style", required_argument, NULL, OPT_JUNIT_STYLE},                             \
-	    {"json", required_argument, NULL, OPT_JSON},                                           \
-	{                                                                                          \
-		"html", required_argument, NULL, OPT_HTML                                          \
-	}
+// clang-format off
+#define SAMPLED_RUN_OPTIONS \
+	{"suite", required_argument, NULL, 's'}, \
+	{"filter", required_argument, NULL, 'k'}, \
+	{"samples", required_argument, NULL, 'n'}, \
+	{"warmup", required_argument, NULL, OPT_WARMUP}, \
+	{"quick", no_argument, NULL, OPT_QUICK}, \
+	{"long", no_argument, NULL, OPT_LONG}, \
+	{"timeout", required_argument, NULL, OPT_TIMEOUT}, \
+	{"seed", required_argument, NULL, OPT_SEED}, \
+	{"junit", required_argument, NULL, OPT_JUNIT}, \
+	{"junit-style", required_argument, NULL, OPT_JUNIT_STYLE}, \
+	{"json", required_argument, NULL, OPT_JSON}, \
+	{"html", required_argument, NULL, OPT_HTML}
+// clang-format on
 
 const struct option cli_hw_options[] = {
     {"json", no_argument, NULL, OPT_JSON},

@@ -244,7 +244,7 @@ static struct case_result *merge_results(const struct case_result *results, size
 					 const struct gate_results *gates,
 					 const struct compare_results *base, size_t *n_all)
 {
-	struct case_result *all = malloc((n + gates->n + base->n + 1) * sizeof(*all));
+	struct case_result *all = malloc((n + gates->rows.n + base->rows.n + 1) * sizeof(*all));
 
 	*n_all = 0;
 	if (!all)
@@ -252,11 +252,11 @@ static struct case_result *merge_results(const struct case_result *results, size
 	/* An interrupted run has no gates: no array to copy from. */
 	if (n)
 		memcpy(all, results, n * sizeof(*all));
-	if (gates->n)
-		memcpy(all + n, gates->results, gates->n * sizeof(*all));
-	if (base->n)
-		memcpy(all + n + gates->n, base->results, base->n * sizeof(*all));
-	*n_all = n + gates->n + base->n;
+	if (gates->rows.n)
+		memcpy(all + n, gates->rows.results, gates->rows.n * sizeof(*all));
+	if (base->rows.n)
+		memcpy(all + n + gates->rows.n, base->rows.results, base->rows.n * sizeof(*all));
+	*n_all = n + gates->rows.n + base->rows.n;
 	return all;
 }
 

@@ -43,8 +43,8 @@ static void report(struct judged *j, size_t n)
 
 	if (compare_results_make(j, n, "baseline", "fuzz", &res))
 		return;
-	run.results = res.results;
-	run.n = res.n;
+	run.results = res.rows.results;
+	run.n = res.rows.n;
 	report_junit_write(&run, JUNIT_JENKINS, "/dev/null", &err);
 	report_junit_write(&run, JUNIT_ANT, "/dev/null", &err);
 	report_json_write(&run, "/dev/null", &err);

@@ -1,4 +1,4 @@
-/* hw.c - put the hw facts together, fingerprint the host class, print them as text or JSON. */
+/* hw.c - put the hw facts together and fingerprint the host class (print.c prints them). */
 #include "hw/hw.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
  * QEMU translates a guest address in an address space through a radix tree over page
  * numbers whose leaves index a section array, and rebuilds that tree, for every address
  * space, on every memory transaction. What matters here is what the rebuild allocates and
- * writes, so the shapes are QEMU's (2.11, when seed 003 was posted):
+ * writes, so the shapes are QEMU's (2.11, when the 2017 malloc_trim thread was posted):
  * - DISPATCH_LEVELS levels of 2 KiB nodes, 512 four-byte entries (a 6-bit skip and a
  *   26-bit index), for 52-bit guest physical addresses and 4 KiB pages;
  * - a node array sized for at least as many nodes as the largest any dispatch has needed

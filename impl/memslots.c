@@ -1,4 +1,5 @@
-/* memslots.c - KVM's sorted memslot array and the three ways it was kept sorted (seed 002). */
+/* memslots.c - KVM's sorted memslot array and the three ways it was kept sorted (the 2014
+ * memslot-sort thread). */
 #include "impl/memslots.h"
 
 #include "util/text.h"

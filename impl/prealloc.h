@@ -17,7 +17,8 @@ enum prealloc_method {
 };
 #define PREALLOC_METHODS 3
 
-/* QEMU's MAX_MEM_PREALLOC_THREAD_COUNT: 16 since 2017, 32 proposed in 2025 (seed 004). */
+/* QEMU's MAX_MEM_PREALLOC_THREAD_COUNT: 16 since 2017, 32 proposed in 2025 (the 2025 thread-cap
+ * thread). */
 #define PREALLOC_CAP_QEMU 16
 #define PREALLOC_CAP_DEFAULT 32
 /* No thread for less than 64 MiB: creating it costs more than it saves. */

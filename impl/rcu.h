@@ -13,7 +13,8 @@
 
 enum rcu_trim {
 	RCU_TRIM_NONE,	      /* never malloc_trim */
-	RCU_TRIM_EVERY_BATCH, /* malloc_trim(4 MiB) after each batch: the patch in seed 003 */
+	RCU_TRIM_EVERY_BATCH, /* malloc_trim(4 MiB) after each batch: the patch in the 2017
+				 malloc_trim thread */
 	RCU_TRIM_IDLE,	      /* only when the queue is empty, before sleeping: what QEMU kept */
 };
 #define RCU_TRIM_POLICIES 3

@@ -28,8 +28,8 @@
  *   ops struct per range) and, for every realised disk, the dispatch of that disk's
  *   bus-master address space, which sees the whole system map: QEMU rebuilds every address
  *   space on every transaction, O(disks) dispatches of O(disks) sections, which is why BAR
- *   setup "becomes very expensive as you add more devices" (seed 003). The dispatch is
- *   QEMU's shape (impl/dispatch.h): a 2 KiB-node radix tree in an array of 16 or more
+ *   setup "becomes very expensive as you add more devices" (the 2017 malloc_trim thread). The
+ * dispatch is QEMU's shape (impl/dispatch.h): a 2 KiB-node radix tree in an array of 16 or more
  *   nodes, so each one allocates tens of KiB and writes whole pages. Old maps and
  *   dispatches are freed with call_rcu.
  * - 17 config-space accesses a disk (firmware 7, kernel 10: see firmware_accesses), each a

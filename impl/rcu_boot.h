@@ -1,4 +1,5 @@
-/* rcu_boot.h - a guest booting with N disks: the memory-map churn behind seed 003's regression. */
+/* rcu_boot.h - a guest booting with N disks: the memory-map churn behind the 2017 malloc_trim
+ * thread's regression. */
 #ifndef MG_IMPL_RCU_BOOT_H
 #define MG_IMPL_RCU_BOOT_H
 

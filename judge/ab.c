@@ -572,18 +572,11 @@ static const char *in_suite(const char *key)
 static void extra_add(struct ab_outcome *out, const char *suite, const char *group,
 		      const char *name, enum case_outcome outcome, const char *msg, double time_s)
 {
-	size_t k = out->n_extra++;
-	struct case_result *r = &out->extra[k];
+	const struct case_def def = {.group = group, .kind = CASE_CHECK, .doc = ""};
+	struct case_result *r = result_set_add(&out->extra, NULL, suite, name, &def);
 
-	out->extra_suites[k] = (struct suite_def){.name = suite};
-	out->extra_insts[k] =
-	    (struct case_inst){.suite = &out->extra_suites[k], .def = &out->extra_defs[k]};
-	/* @name may be the caller's buffer: the instance keeps a copy, the definition uses it. */
-	snprintf(out->extra_insts[k].name, sizeof(out->extra_insts[k].name), "%s", name);
-	out->extra_defs[k] = (struct case_def){
-	    .name = out->extra_insts[k].name, .group = group, .kind = CASE_CHECK, .doc = ""};
-	memset(r, 0, sizeof(*r));
-	r->inst = &out->extra_insts[k];
+	if (!r)
+		return; /* memory is short: the row is lost, the run goes on */
 	r->time_s = time_s;
 	if (outcome != OUTCOME_PASS)
 		case_result_set_outcome(r, outcome, msg);
@@ -726,15 +719,6 @@ static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_
 	return ret;
 }
 
-static int alloc_extra(struct ab_outcome *out, size_t n)
-{
-	out->extra = calloc(n + 1, sizeof(*out->extra));
-	out->extra_defs = calloc(n + 1, sizeof(*out->extra_defs));
-	out->extra_insts = calloc(n + 1, sizeof(*out->extra_insts));
-	out->extra_suites = calloc(n + 1, sizeof(*out->extra_suites));
-	return out->extra && out->extra_defs && out->extra_insts && out->extra_suites ? 0 : -ENOMEM;
-}
-
 /* Judge every metric with rounds (the looks already split alpha), and make the results. */
 static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o,
 			struct ab_outcome *out)
@@ -775,7 +759,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 		ret = list_side(head, o, &lh, err);
 	if (!ret)
 		ret = head_checks(head, o, &lh, &checks, err);
-	if ((!ret || ret == -ECANCELED) && alloc_extra(out, 2 * (lb.n + lh.n) + checks.n_cases + 1))
+	if ((!ret || ret == -ECANCELED) &&
+	    result_set_init(&out->extra, 2 * (lb.n + lh.n) + checks.n_cases + 1))
 		ret = mg_err_set(err, ENOMEM, "out of memory");
 	if (ret == -ECANCELED) {
 		extra_add(out, "ab", "checks", "head", OUTCOME_ERROR, err->msg, 0);
@@ -834,12 +819,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 void ab_outcome_release(struct ab_outcome *out)
 {
 	compare_results_release(&out->verdicts);
-	for (size_t i = 0; out->extra && i < out->n_extra; i++)
-		case_result_release(&out->extra[i]);
-	free(out->extra);
-	free(out->extra_defs);
-	free(out->extra_insts);
-	free(out->extra_suites);
+	result_set_release(&out->extra);
 	json_decref(out->keep_lists[0]);
 	json_decref(out->keep_lists[1]);
 	hist_release(&out->keep_checks);

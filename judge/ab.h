@@ -46,11 +46,7 @@ struct ab_opts {
 /* What `memgate ab` found. */
 struct ab_outcome {
 	struct compare_results verdicts; /* every shared metric */
-	struct case_result *extra;	 /* head's checks, and SKIPs of one-sided cases */
-	struct case_def *extra_defs;
-	struct case_inst *extra_insts;
-	struct suite_def *extra_suites;
-	size_t n_extra;
+	struct result_set extra;	 /* head's checks, and SKIPs of one-sided cases */
 	unsigned int cases_compared;
 	size_t perf_listed[2]; /* perf cases base and head listed for the selection */
 	int interrupted;       /* the signal that stopped it, 0 when none */

@@ -255,41 +255,32 @@ int compare_results_make(struct judged *j, size_t n, const char *mode, const cha
 			 struct compare_results *out)
 {
 	const struct suite_def *suite = strcmp(mode, "ab") ? &baseline_suite : &ab_suite;
-	time_t t = time(NULL);
-	struct tm tm;
 
 	memset(out, 0, sizeof(*out));
 	out->judged = j;
-	out->defs = calloc(n + 1, sizeof(*out->defs));
-	out->insts = calloc(n + 1, sizeof(*out->insts));
-	out->results = calloc(n + 1, sizeof(*out->results));
 	out->metric_defs = calloc(2 * n + 1, sizeof(*out->metric_defs));
-	if (!out->defs || !out->insts || !out->results || !out->metric_defs) {
+	if (!out->metric_defs || result_set_init(&out->rows, n + 1)) {
 		compare_results_release(out);
 		return -ENOMEM;
 	}
-	gmtime_r(&t, &tm);
-	for (size_t i = 0; i < n; i++, out->n++) {
-		struct case_result *r = &out->results[i];
-
+	for (size_t i = 0; i < n; i++) {
 		struct metric_def *md = &out->metric_defs[2 * i];
+		const struct case_def def = {.name = j[i].test_name,
+					     .group = j[i].suite,
+					     .kind = CASE_GATE,
+					     .doc = "head against base",
+					     .metrics = j[i].n_v ? md : NULL,
+					     .n_metrics = j[i].n_v ? 2 : 0};
+		struct case_result *r;
 
 		/* A/B verdicts carry the rounds of both sides, as two metrics of the verdict. */
 		md[0] = (struct metric_def){"base", j[i].unit, j[i].better};
 		md[1] = (struct metric_def){"head", j[i].unit, j[i].better};
-		out->defs[i] = (struct case_def){.name = j[i].test_name,
-						 .group = j[i].suite,
-						 .kind = CASE_GATE,
-						 .doc = "head against base",
-						 .metrics = j[i].n_v ? md : NULL,
-						 .n_metrics = j[i].n_v ? 2 : 0};
-		out->insts[i] = (struct case_inst){.suite = suite, .def = &out->defs[i]};
-		snprintf(out->insts[i].name, sizeof(out->insts[i].name), "%s", j[i].test_name);
-		if (case_result_init(r, &out->insts[i])) {
+		r = result_set_add(&out->rows, suite, NULL, j[i].test_name, &def);
+		if (!r) {
 			compare_results_release(out);
 			return -ENOMEM;
 		}
-		strftime(r->timestamp, sizeof(r->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		for (size_t k = 0; k < j[i].n_v; k++) {
 			case_result_add_sample(&r->metrics[0], j[i].base_v[k], 0);
 			case_result_add_sample(&r->metrics[1], j[i].head_v[k], 0);
@@ -303,11 +294,7 @@ int compare_results_make(struct judged *j, size_t n, const char *mode, const cha
 
 void compare_results_release(struct compare_results *out)
 {
-	for (size_t i = 0; out->results && i < out->n; i++)
-		case_result_release(&out->results[i]);
-	free(out->results);
-	free(out->insts);
-	free(out->defs);
+	result_set_release(&out->rows);
 	free(out->metric_defs);
 	free(out->judged);
 	memset(out, 0, sizeof(*out));
@@ -316,18 +303,20 @@ void compare_results_release(struct compare_results *out)
 int compare_results_skip(const char *mode, const char *group, const char *why,
 			 struct compare_results *out)
 {
+	const struct case_def def = {
+	    .name = "gates", .group = group, .kind = CASE_GATE, .doc = "nothing to compare with"};
+	struct case_result *r;
 	int ret = compare_results_make(NULL, 0, mode, "", out);
 
 	if (ret)
 		return ret;
 	/* compare_results_make() left room for one more: the SKIP that says why none ran. */
-	out->defs[0] = (struct case_def){
-	    .name = "gates", .group = group, .kind = CASE_GATE, .doc = "nothing to compare with"};
-	out->insts[0] = (struct case_inst){
-	    .suite = strcmp(mode, "ab") ? &baseline_suite : &ab_suite, .def = &out->defs[0]};
-	snprintf(out->insts[0].name, sizeof(out->insts[0].name), "gates");
-	out->results[0].inst = &out->insts[0];
-	case_result_set_outcome(&out->results[0], OUTCOME_SKIP, why);
-	out->n = 1;
+	r = result_set_add(&out->rows, strcmp(mode, "ab") ? &baseline_suite : &ab_suite, NULL,
+			   "gates", &def);
+	if (!r) {
+		compare_results_release(out);
+		return -ENOMEM;
+	}
+	case_result_set_outcome(r, OUTCOME_SKIP, why);
 	return 0;
 }

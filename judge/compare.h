@@ -44,11 +44,8 @@ struct judged {
  * them as memgate.ab.SUITE. */
 struct compare_results {
 	struct judged *judged;
-	struct case_def *defs;
 	struct metric_def *metric_defs; /* "base" and "head" of each verdict with rounds */
-	struct case_inst *insts;
-	struct case_result *results;
-	size_t n;
+	struct result_set rows;
 };
 
 /**

@@ -228,22 +228,20 @@ static int evaluate_one(const struct suite_def *s, const struct gate_def *g,
 			const struct case_result *results, size_t n, const struct run_opts *opts,
 			struct gate_results *out)
 {
-	size_t na, nb, k = out->n;
+	size_t na, nb;
 	const struct case_result *ca = find_result(results, n, g->a.glob, &na);
 	const struct case_result *cb = find_result(results, n, g->b.glob, &nb);
-	struct case_result *r = &out->results[k];
+	const struct case_def def = {
+	    .name = g->name, .group = "gates", .kind = CASE_GATE, .doc = kind_text(g->kind)};
+	struct case_result *r;
 	char msg[512];
 
 	if (!na || !nb)
 		return 0; /* filtered out: nothing to judge, nothing to report */
-	out->defs[k] = (struct case_def){
-	    .name = g->name, .group = "gates", .kind = CASE_GATE, .doc = kind_text(g->kind)};
-	out->insts[k] = (struct case_inst){.suite = s, .def = &out->defs[k]};
-	snprintf(out->insts[k].name, sizeof(out->insts[k].name), "%s", g->name);
-	memset(r, 0, sizeof(*r));
-	r->inst = &out->insts[k];
+	r = result_set_add(&out->rows, s, NULL, g->name, &def);
+	if (!r)
+		return -ENOMEM;
 	snprintf(r->timestamp, sizeof(r->timestamp), "%s", ca->timestamp);
-	out->n++;
 	if (na > 1 || nb > 1) {
 		snprintf(msg, sizeof(msg), "gate selector matches %zu and %zu cases, expected 1",
 			 na, nb);
@@ -274,30 +272,25 @@ int gates_evaluate(const struct rules *rules, const struct suite_def *const *sui
 	size_t total = rules->n_gates;
 
 	memset(out, 0, sizeof(*out));
-	out->defs = calloc(total ? total : 1, sizeof(*out->defs));
-	out->insts = calloc(total ? total : 1, sizeof(*out->insts));
-	out->results = calloc(total ? total : 1, sizeof(*out->results));
 	out->involved = calloc(2 * total + 1, sizeof(*out->involved));
-	if (!out->defs || !out->insts || !out->results || !out->involved) {
+	if (!out->involved || result_set_init(&out->rows, total)) {
 		gates_release(out);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < rules->n_gates; i++) {
 		const struct suite_def *s = suite_named(suites, n_suites, rules->gates[i].suite);
 
-		if (s)
-			evaluate_one(s, &rules->gates[i].def, results, n, opts, out);
+		if (s && evaluate_one(s, &rules->gates[i].def, results, n, opts, out)) {
+			gates_release(out);
+			return -ENOMEM;
+		}
 	}
 	return 0;
 }
 
 void gates_release(struct gate_results *g)
 {
-	for (size_t i = 0; g->results && i < g->n; i++)
-		case_result_release(&g->results[i]);
-	free(g->results);
+	result_set_release(&g->rows);
 	free(g->involved);
-	free(g->insts);
-	free(g->defs);
 	memset(g, 0, sizeof(*g));
 }

@@ -46,10 +46,7 @@ struct gate_def {
 
 /* Gate verdicts as results, so that every report writes them like cases. */
 struct gate_results {
-	struct case_def *defs;
-	struct case_inst *insts;
-	struct case_result *results;
-	size_t n;
+	struct result_set rows;
 	size_t *involved; /* indices of the cases behind INCONCLUSIVE gates, no repeats */
 	size_t n_involved;
 };

@@ -376,12 +376,11 @@ static void case_chart(struct page *pg, xmlNodePtr parent, const struct case_res
 
 static bool prop_num(const struct case_result *r, const char *name, double *v)
 {
-	for (size_t i = 0; i < r->n_props; i++)
-		if (!strcmp(r->props[i].name, name)) {
-			*v = atof(r->props[i].value);
-			return true;
-		}
-	return false;
+	const char *s = case_result_prop(r, name);
+
+	if (s)
+		*v = atof(s);
+	return s;
 }
 
 /* The ratio, its interval and the bound of a gate (ratio vs threshold) or a comparison

@@ -1,4 +1,5 @@
-/* report.h - what a run produced, and the writers that turn it into JUnit, JSON and text. */
+/* report.h - what a run produced, and the writers that turn it into JUnit, JSON, CSV, HTML
+ * and the console's text. */
 #ifndef MG_REPORTS_REPORT_H
 #define MG_REPORTS_REPORT_H
 

@@ -141,6 +141,26 @@ const struct metric_result *case_result_metric(const struct case_result *r, cons
 	return NULL;
 }
 
+const struct metric_result *case_result_sampled(const struct case_result *r, unsigned int m)
+{
+	return r->metrics && m < r->inst->def->n_metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
+}
+
+double case_result_median(const struct case_result *r, unsigned int m)
+{
+	const struct metric_result *mr = case_result_sampled(r, m);
+
+	return mr ? mr->sum.median : 0;
+}
+
+const char *case_result_prop(const struct case_result *r, const char *name)
+{
+	for (size_t i = 0; i < r->n_props; i++)
+		if (!strcmp(r->props[i].name, name))
+			return r->props[i].value;
+	return NULL;
+}
+
 void case_result_release(struct case_result *r)
 {
 	for (unsigned int i = 0; r->metrics && i < r->inst->def->n_metrics; i++) {
@@ -171,4 +191,54 @@ const char *case_result_label(const struct case_result *r)
 {
 	return r->outcome == OUTCOME_FAIL && r->unstable ? "UNSTABLE"
 							 : case_outcome_name(r->outcome);
+}
+
+int result_set_init(struct result_set *s, size_t cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->cap = cap;
+	s->results = calloc(cap ? cap : 1, sizeof(*s->results));
+	s->defs = calloc(cap ? cap : 1, sizeof(*s->defs));
+	s->insts = calloc(cap ? cap : 1, sizeof(*s->insts));
+	s->suites = calloc(cap ? cap : 1, sizeof(*s->suites));
+	if (s->results && s->defs && s->insts && s->suites)
+		return 0;
+	result_set_release(s);
+	return -ENOMEM;
+}
+
+struct case_result *result_set_add(struct result_set *s, const struct suite_def *suite,
+				   const char *suite_name, const char *name,
+				   const struct case_def *def)
+{
+	size_t k = s->n;
+	struct case_inst *inst = &s->insts[k];
+
+	if (k >= s->cap)
+		return NULL;
+	if (!suite) {
+		s->suites[k] = (struct suite_def){.name = suite_name};
+		suite = &s->suites[k];
+	}
+	s->defs[k] = *def;
+	*inst = (struct case_inst){.suite = suite, .def = &s->defs[k]};
+	/* @name may be the caller's buffer: the instance keeps a copy. */
+	snprintf(inst->name, sizeof(inst->name), "%s", name);
+	if (!s->defs[k].name)
+		s->defs[k].name = inst->name;
+	if (case_result_init(&s->results[k], inst))
+		return NULL;
+	s->n++;
+	return &s->results[k];
+}
+
+void result_set_release(struct result_set *s)
+{
+	for (size_t i = 0; s->results && i < s->n; i++)
+		case_result_release(&s->results[i]);
+	free(s->results);
+	free(s->defs);
+	free(s->insts);
+	free(s->suites);
+	memset(s, 0, sizeof(*s));
 }

@@ -89,7 +89,45 @@ const char *case_result_label(const struct case_result *r);
 /** case_result_metric() - the metric named @name of @r, or NULL. */
 const struct metric_result *case_result_metric(const struct case_result *r, const char *name);
 
+/** case_result_sampled() - metric @m of @r when it has samples, else NULL. */
+const struct metric_result *case_result_sampled(const struct case_result *r, unsigned int m);
+
+/** case_result_median() - the median of metric @m of @r, 0 when it has no samples. */
+double case_result_median(const struct case_result *r, unsigned int m);
+
+/** case_result_prop() - the value of @r's property @name, or NULL when it has none. */
+const char *case_result_prop(const struct case_result *r, const char *name);
+
 /** case_result_release() - free what the case_result_*() calls allocated inside @r. */
 void case_result_release(struct case_result *r);
+
+/*
+ * The rows memgate makes rather than runs (in-run gates, baseline and A/B verdicts, ab's
+ * checks of head): each a result with the definition, the instance and, where the row names
+ * a suite of its own, the suite it points at, all owned by the set and released together.
+ */
+struct result_set {
+	struct case_result *results;
+	struct case_def *defs;
+	struct case_inst *insts;
+	struct suite_def *suites;
+	size_t n, cap;
+};
+
+/** result_set_init() - an empty set with room for @cap rows. Returns 0 or -ENOMEM. */
+int result_set_init(struct result_set *s, size_t cap);
+
+/**
+ * result_set_add() - the next row of @s: a copy of @def (its name, when NULL, the row's
+ * @name), an instance named @name of @suite, or of a suite of its own named @suite_name when
+ * @suite is NULL, and its result as case_result_init() makes it. Returns the result, or NULL
+ * when the set is full or memory is short.
+ */
+struct case_result *result_set_add(struct result_set *s, const struct suite_def *suite,
+				   const char *suite_name, const char *name,
+				   const struct case_def *def);
+
+/** result_set_release() - free every row of @s and the set's arrays. */
+void result_set_release(struct result_set *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* kvm.c - the kvm suite: the host kernel's KVM_SET_USER_MEMORY_REGION, timed per operation as
  * tools/testing/selftests/kvm/memslot_perf_test.c exercises it, beside the 2014 array. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -19,6 +20,7 @@
 #include "hw/tsc.h"
 #include "impl/memslots.h"
 #include "suites/suites.h"
+#include "suites/summary.h"
 #include "util/stats.h"
 #include "util/util.h"
 
@@ -256,17 +258,21 @@ enum { ST_MEDIAN, ST_P99, STATS };
 #define METRIC(arm, op, st) (((arm)*O_KINDS + (op)) * STATS + (st))
 #define M_MEMSLOTS (ARMS * O_KINDS * STATS)
 
-#define OP_METRICS(arm, op)                                                                        \
-	{arm "." op ".median", "cycles", LOWER_IS_BETTER},                                         \
-	{                                                                                          \
-		arm "." op ".p99", "cycles", LOWER_IS_BETTER                                       \
-	}
-#define ARM_METRICS(arm)                                                                           \
-	OP_METRICS(arm, "insert"), OP_METRICS(arm, "flags"), OP_METRICS(arm, "move"),              \
-	    OP_METRICS(arm, "delete_newest"), OP_METRICS(arm, "delete_oldest")
+/* In METRIC()'s order: arm, then operation (enum op), then statistic. */
+// clang-format off
+#define OP_METRICS(arm, op) \
+	{arm "." op ".median", "cycles", LOWER_IS_BETTER}, \
+	{arm "." op ".p99", "cycles", LOWER_IS_BETTER}
+#define ARM_METRICS(arm) \
+	OP_METRICS(arm, "insert"), OP_METRICS(arm, "flags"), OP_METRICS(arm, "move"), \
+	OP_METRICS(arm, "delete_newest"), OP_METRICS(arm, "delete_oldest")
+// clang-format on
 
-static const struct metric_def memslots_metrics[M_MEMSLOTS] = {ARM_METRICS("kvm"),
-							       ARM_METRICS("ref")};
+static const struct metric_def memslots_metrics[] = {ARM_METRICS("kvm"), ARM_METRICS("ref")};
+
+static_assert(ARRAY_SIZE(memslots_metrics) == M_MEMSLOTS, "a metric per arm, operation, statistic");
+static_assert(STATS == 2 && O_KINDS == 5,
+	      "OP_METRICS and ARM_METRICS name each statistic and operation");
 
 struct memslots_case {
 	struct case_ctx *ctx;
@@ -760,20 +766,17 @@ static const struct case_def kvm_cases[] = {
 		.run = perf_busy},
 };
 
-static const struct metric_result *metric(const struct case_result *r, unsigned int m)
-{
-	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
-}
-
 static void summary_memslots(FILE *f, const struct case_result *r, double mhz)
 {
 	fprintf(f, "%s\n  %-14s %10s %10s %10s %10s %8s\n", r->inst->name, "operation", "kernel us",
 		"p99 us", "ref us", "ref p99", "kern/ref");
 	for (unsigned int o = 0; o < O_KINDS; o++) {
-		const struct metric_result *k = metric(r, METRIC(ARM_KVM, o, ST_MEDIAN)),
-					   *kp = metric(r, METRIC(ARM_KVM, o, ST_P99)),
-					   *rf = metric(r, METRIC(ARM_REF, o, ST_MEDIAN)),
-					   *rp = metric(r, METRIC(ARM_REF, o, ST_P99));
+		const struct metric_result *k = case_result_sampled(r,
+								    METRIC(ARM_KVM, o, ST_MEDIAN)),
+					   *kp = case_result_sampled(r, METRIC(ARM_KVM, o, ST_P99)),
+					   *rf = case_result_sampled(r,
+								     METRIC(ARM_REF, o, ST_MEDIAN)),
+					   *rp = case_result_sampled(r, METRIC(ARM_REF, o, ST_P99));
 
 		if (!k || !kp)
 			continue;
@@ -785,51 +788,41 @@ static void summary_memslots(FILE *f, const struct case_result *r, double mhz)
 		fputc('\n', f);
 	}
 }
+/* The TSC rate the case measured its cycles at, 0 when it did not say. */
+static double tsc_mhz(const struct case_result *r)
+{
+	const char *v = case_result_prop(r, "tsc_mhz");
+
+	return v ? atof(v) : 0;
+}
+
+static bool kvm_wanted(const struct case_result *r)
+{
+	return r->inst->suite == &suite_kvm && case_result_sampled(r, 0) && tsc_mhz(r) > 0;
+}
+
+static void kvm_row(FILE *f, const struct case_result *r)
+{
+	double mhz = tsc_mhz(r);
+
+	if (r->inst->def == &kvm_cases[C_MEMSLOTS]) {
+		summary_memslots(f, r, mhz);
+		return;
+	}
+	fprintf(f,
+		"%s: guest %.3g accesses/s alone, %.3g while slots change (%.2fx); insert %.2f "
+		"us, delete %.2f us (medians)\n",
+		r->inst->name, case_result_median(r, M_IDLE_RATE),
+		case_result_median(r, M_BUSY_RATE), case_result_median(r, M_BUSY_OVER_IDLE),
+		case_result_median(r, M_BUSY_INSERT_MEDIAN) / mhz,
+		case_result_median(r, M_BUSY_DELETE_MEDIAN) / mhz);
+}
 
 static char *kvm_summary(const struct case_result *results, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
+	static const struct summary_table table = {.wanted = kvm_wanted, .row = kvm_row};
 
-	for (size_t i = 0; i < n; i++) {
-		const struct case_result *r = &results[i];
-		double mhz = 0;
-
-		if (!metric(r, 0) || r->inst->suite != &suite_kvm)
-			continue;
-		if (!f && !(f = open_memstream(&buf, &len)))
-			return NULL;
-		for (size_t p = 0; p < r->n_props; p++)
-			if (!strcmp(r->props[p].name, "tsc_mhz"))
-				mhz = atof(r->props[p].value);
-		if (mhz <= 0)
-			continue;
-		if (r->inst->def == &kvm_cases[C_MEMSLOTS]) {
-			summary_memslots(f, r, mhz);
-		} else {
-			const struct metric_result *idle = metric(r, M_IDLE_RATE),
-						   *busy = metric(r, M_BUSY_RATE);
-
-			fprintf(
-			    f,
-			    "%s: guest %.3g accesses/s alone, %.3g while slots change "
-			    "(%.2fx); insert %.2f us, delete %.2f us (medians)\n",
-			    r->inst->name, idle ? idle->sum.median : 0, busy ? busy->sum.median : 0,
-			    metric(r, M_BUSY_OVER_IDLE) ? metric(r, M_BUSY_OVER_IDLE)->sum.median
-							: 0,
-			    metric(r, M_BUSY_INSERT_MEDIAN)
-				? metric(r, M_BUSY_INSERT_MEDIAN)->sum.median / mhz
-				: 0,
-			    metric(r, M_BUSY_DELETE_MEDIAN)
-				? metric(r, M_BUSY_DELETE_MEDIAN)->sum.median / mhz
-				: 0);
-		}
-		fflush(f);
-	}
-	if (f)
-		fclose(f);
-	return buf;
+	return summary_write(&table, results, n);
 }
 
 const struct suite_def suite_kvm = {

@@ -17,6 +17,7 @@
 #include "impl/prealloc.h"
 #include "suites/pages.h"
 #include "suites/suites.h"
+#include "suites/summary.h"
 #include "util/util.h"
 
 /* Checks fault this much: enough pages for every thread, little time. */
@@ -161,9 +162,10 @@ static const struct {
 	unsigned int cap, want;
 	const char *why;
 } plan_table[] = {
-    {64, 64, 4096 * GIB, 2 * MIB, 16, 16, "seed 000: 16 threads for a 4 TB guest"},
-    {64, 64, 4096 * GIB, 2 * MIB, 32, 32, "seed 004: the cap raised to 32"},
-    {240, 240, 7680 * GIB, 2 * MIB, 32, 32, "seed 004: 240 vCPUs, still 32"},
+    {64, 64, 4096 * GIB, 2 * MIB, 16, 16,
+     "the 2017 parallel-prealloc thread: 16 threads for a 4 TB guest"},
+    {64, 64, 4096 * GIB, 2 * MIB, 32, 32, "the 2025 thread-cap thread: the cap raised to 32"},
+    {240, 240, 7680 * GIB, 2 * MIB, 32, 32, "the 2025 thread-cap thread: 240 vCPUs, still 32"},
     {8, 2, 4 * GIB, 4096, 32, 2, "no more threads than host PUs"},
     {4, 8, 4 * GIB, 4096, 32, 4, "no more threads than vCPUs"},
     {16, 16, 128 * MIB, 4096, 32, 2, "64 MiB a thread at least"},
@@ -446,7 +448,8 @@ static const struct metric_def startup_metrics[M_STARTUP_METRICS] = {
 };
 
 /* Runs that are not a method at a thread count: the implementation under test, and the two
- * single-threaded alternatives of seed 000 (mlock; MAP_POPULATE, which ignores failures). */
+ * single-threaded alternatives of the 2017 parallel-prealloc thread (mlock; MAP_POPULATE, which
+ * ignores failures). */
 enum { R_IMPL = -1, R_MLOCK = -2, R_MAP_POPULATE = -3, R_REF = -4 };
 
 struct run_spec {
@@ -685,28 +688,20 @@ static const struct case_def prealloc_cases[] = {
 		   .run = perf_startup},
 };
 
-static const struct metric_result *metric(const struct case_result *r, unsigned int m)
-{
-	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
-}
-
 static void summary_case(FILE *f, const struct case_result *r)
 {
-	const struct metric_result *memset_m = metric(r, M_MEMSET_MS);
-	double size_gib = 0, limit = 0;
+	static const unsigned int extra[] = {M_MLOCK_MS, M_MAP_POPULATE_MS, M_REF_MS};
+	const struct metric_result *memset_m = case_result_sampled(r, M_MEMSET_MS);
+	const char *mib = case_result_prop(r, "size_mib");
+	double size_gib = mib ? atof(mib) / 1024 : 0, limit = 0;
 
-	for (size_t i = 0; i < r->n_props; i++)
-		if (!strcmp(r->props[i].name, "size_mib"))
-			size_gib = atof(r->props[i].value) / 1024;
 	if (memset_m)
 		limit = size_gib / (memset_m->sum.median / 1e3);
 	fprintf(f, "%s, %.2f GiB (memset over faulted memory: %.1f GiB/s)\n", r->inst->name,
 		size_gib, limit);
-	static const unsigned int extra[] = {M_MLOCK_MS, M_MAP_POPULATE_MS, M_REF_MS};
-
 	for (unsigned int i = 0; i <= M_IMPL_MS + ARRAY_SIZE(extra); i++) {
 		unsigned int m = i <= M_IMPL_MS ? i : extra[i - M_IMPL_MS - 1];
-		const struct metric_result *mr = metric(r, m);
+		const struct metric_result *mr = case_result_sampled(r, m);
 		double gibs;
 
 		if (!mr)
@@ -718,43 +713,34 @@ static void summary_case(FILE *f, const struct case_result *r)
 			: m == M_REF_MS ? " (the reference at QEMU's thread count)"
 					: "");
 	}
-	if (metric(r, M_IMPL_THREADS) && metric(r, M_IMPL_EFFICIENCY))
+	if (case_result_sampled(r, M_IMPL_THREADS) && case_result_sampled(r, M_IMPL_EFFICIENCY))
 		fprintf(f,
 			"  impl: %.0f threads, speedup %.2fx, efficiency %.2f, slowest/fastest "
 			"worker %.2f\n",
-			metric(r, M_IMPL_THREADS)->sum.median,
-			metric(r, M_IMPL_SPEEDUP)->sum.median,
-			metric(r, M_IMPL_EFFICIENCY)->sum.median,
-			metric(r, M_IMPL_IMBALANCE)->sum.median);
+			case_result_median(r, M_IMPL_THREADS),
+			case_result_median(r, M_IMPL_SPEEDUP),
+			case_result_median(r, M_IMPL_EFFICIENCY),
+			case_result_median(r, M_IMPL_IMBALANCE));
+}
+
+static bool prealloc_wanted(const struct case_result *r)
+{
+	return r->inst->def == &prealloc_cases[C_STARTUP] && case_result_sampled(r, M_IMPL_MS);
 }
 
 static char *prealloc_summary(const struct case_result *results, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
+	static const struct summary_table table = {
+	    .header = "prealloc: start-up time, median of the samples (4 KiB and THP are bimodal "
+		      "here: freed memory goes back to the host; hugetlb does not, and only "
+		      "hugetlb is gated)\n",
+	    .published = "published: 4 TB, 2 MiB pages: 1 thread 54m12s, 8 threads 5m01s, 16 "
+			 "threads 1m59s (2017); 7.5 TB: 16 threads 2m42s, 32 threads 1m19s, 240 "
+			 "threads ~50 s (2025)\n",
+	    .wanted = prealloc_wanted,
+	    .row = summary_case};
 
-	for (size_t i = 0; i < n; i++) {
-		if (results[i].inst->def != &prealloc_cases[C_STARTUP] ||
-		    !metric(&results[i], M_IMPL_MS))
-			continue;
-		if (!f && !(f = open_memstream(&buf, &len)))
-			return NULL;
-		if (!len)
-			fprintf(f,
-				"prealloc: start-up time, median of the samples (4 KiB and THP are "
-				"bimodal here: freed memory goes back to the host; hugetlb does "
-				"not, and only hugetlb is gated)\n");
-		summary_case(f, &results[i]);
-		fflush(f);
-	}
-	if (f) {
-		fprintf(f, "published: 4 TB, 2 MiB pages: 1 thread 54m12s, 8 threads 5m01s, 16 "
-			   "threads 1m59s (2017); 7.5 TB: 16 threads 2m42s, 32 threads 1m19s, 240 "
-			   "threads ~50 s (2025)\n");
-		fclose(f);
-	}
-	return buf;
+	return summary_write(&table, results, n);
 }
 
 const struct suite_def suite_prealloc = {

@@ -19,6 +19,7 @@
 #include "impl/prealloc.h"
 #include "suites/pages.h"
 #include "suites/suites.h"
+#include "suites/summary.h"
 #include "util/util.h"
 
 /* A launch that takes longer than this is broken, not slow (4 GiB takes ~0.5 s here). */
@@ -461,17 +462,12 @@ static const struct case_def qemu_cases[] = {
 		    .run = perf_prealloc},
 };
 
-static const struct metric_result *metric(const struct case_result *r, unsigned int m)
-{
-	return r->metrics && r->metrics[m].n ? &r->metrics[m] : NULL;
-}
-
+/* A property of @r, "" when it has none. */
 static const char *prop(const struct case_result *r, const char *name)
 {
-	for (size_t i = 0; i < r->n_props; i++)
-		if (!strcmp(r->props[i].name, name))
-			return r->props[i].value;
-	return "";
+	const char *v = case_result_prop(r, name);
+
+	return v ? v : "";
 }
 
 /* One row: time, GiB/s, share of memset, the most threads preallocating at once. */
@@ -492,52 +488,43 @@ static void summary_row(FILE *f, const char *label, const struct metric_result *
 
 static void summary_case(FILE *f, const struct case_result *r)
 {
-	const struct metric_result *mm = metric(r, M_MEMSET_MS), *m;
+	const struct metric_result *mm = case_result_sampled(r, M_MEMSET_MS), *m;
 	double gib = atof(prop(r, "size_mib")) / 1024,
 	       limit = mm ? gib / (mm->sum.median / 1e3) : 0;
 
 	fprintf(f, "%s, %.2f GiB, QEMU %s (start-up without prealloc %.1f ms; memset %.1f GiB/s)\n",
-		r->inst->name, gib, prop(r, "qemu.version"),
-		metric(r, M_STARTUP_MS) ? metric(r, M_STARTUP_MS)->sum.median : 0, limit);
-	summary_row(f, "qemu 1 thread", metric(r, M_QEMU_T1_MS), metric(r, M_QEMU_T1_THREADS), gib,
-		    limit);
-	summary_row(f, "qemu all PUs", metric(r, M_QEMU_TALL_MS), metric(r, M_QEMU_TALL_THREADS),
-		    gib, limit);
-	summary_row(f, "qemu cap (16)", metric(r, M_QEMU_TCAP_MS), metric(r, M_QEMU_TCAP_THREADS),
-		    gib, limit);
-	summary_row(f, "ref 1 thread", metric(r, M_REF_T1_MS), NULL, gib, limit);
-	summary_row(f, "ref all PUs", metric(r, M_REF_TALL_MS), NULL, gib, limit);
-	if ((m = metric(r, M_QEMU_SPEEDUP)) && metric(r, M_REF_SPEEDUP))
+		r->inst->name, gib, prop(r, "qemu.version"), case_result_median(r, M_STARTUP_MS),
+		limit);
+	summary_row(f, "qemu 1 thread", case_result_sampled(r, M_QEMU_T1_MS),
+		    case_result_sampled(r, M_QEMU_T1_THREADS), gib, limit);
+	summary_row(f, "qemu all PUs", case_result_sampled(r, M_QEMU_TALL_MS),
+		    case_result_sampled(r, M_QEMU_TALL_THREADS), gib, limit);
+	summary_row(f, "qemu cap (16)", case_result_sampled(r, M_QEMU_TCAP_MS),
+		    case_result_sampled(r, M_QEMU_TCAP_THREADS), gib, limit);
+	summary_row(f, "ref 1 thread", case_result_sampled(r, M_REF_T1_MS), NULL, gib, limit);
+	summary_row(f, "ref all PUs", case_result_sampled(r, M_REF_TALL_MS), NULL, gib, limit);
+	if ((m = case_result_sampled(r, M_QEMU_SPEEDUP)) && case_result_sampled(r, M_REF_SPEEDUP))
 		fprintf(f, "  speedup over 1 thread: qemu %.2fx, ref %.2fx; qemu/ref %.2fx\n",
-			m->sum.median, metric(r, M_REF_SPEEDUP)->sum.median,
-			metric(r, M_QEMU_OVER_REF) ? metric(r, M_QEMU_OVER_REF)->sum.median : 0);
+			m->sum.median, case_result_median(r, M_REF_SPEEDUP),
+			case_result_median(r, M_QEMU_OVER_REF));
+}
+static bool qemu_wanted(const struct case_result *r)
+{
+	return r->inst->def == &qemu_cases[C_PREALLOC] && case_result_sampled(r, M_QEMU_T1_MS);
 }
 
 static char *qemu_summary(const struct case_result *results, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
+	static const struct summary_table table = {
+	    .header = "qemu: -mem-prealloc time (launch less the same launch without prealloc), "
+		      "medians, beside the reference on the same pages\n",
+	    .published = "published (2017 parallel-prealloc thread): 4 TB of 2 MiB pages, 1 thread "
+			 "54m12s, 16 threads 1m59s; 2025 thread-cap thread: 7.5 TB, 16 threads "
+			 "2m42s, 32 threads 1m19s\n",
+	    .wanted = qemu_wanted,
+	    .row = summary_case};
 
-	for (size_t i = 0; i < n; i++) {
-		if (results[i].inst->def != &qemu_cases[C_PREALLOC] ||
-		    !metric(&results[i], M_QEMU_T1_MS))
-			continue;
-		if (!f && !(f = open_memstream(&buf, &len)))
-			return NULL;
-		if (!len)
-			fprintf(f, "qemu: -mem-prealloc time (launch less the same launch without "
-				   "prealloc), medians, beside the reference on the same pages\n");
-		summary_case(f, &results[i]);
-		fflush(f);
-	}
-	if (f) {
-		fprintf(f, "published (seed 000, 2017): 4 TB of 2 MiB pages, 1 thread 54m12s, 16 "
-			   "threads 1m59s; seed 004 (2025): 7.5 TB, 16 threads 2m42s, 32 threads "
-			   "1m19s\n");
-		fclose(f);
-	}
-	return buf;
+	return summary_write(&table, results, n);
 }
 
 const struct suite_def suite_qemu = {

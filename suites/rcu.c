@@ -1,4 +1,5 @@
-/* rcu.c - the rcu suite: the N-disk boot (seed 003): boot time and heap RSS per trim policy. */
+/* rcu.c - the rcu suite: the N-disk boot (the 2017 malloc_trim thread): boot time and heap RSS per
+ * trim policy. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -13,10 +14,11 @@
 #include "impl/guest.h"
 #include "impl/rcu_boot.h"
 #include "suites/suites.h"
+#include "suites/summary.h"
 #include "util/util.h"
 
-/* 1 and 8 disks: a small guest; 60: the report in seed 003; 200 (with --long): Paolo's reply
- * to it. */
+/* 1 and 8 disks: a small guest; 60: the report in the 2017 malloc_trim thread; 200 (with --long):
+ * Paolo's reply to it. */
 static const unsigned int boot_disks[] = {1, 8, 60, 200};
 
 /* Past this many disks a sample (three boots) takes seconds here (16 s at 200 disks), and
@@ -556,51 +558,41 @@ static const struct case_def rcu_cases[] = {
      .run = perf_ops},
 };
 
-static double med(const struct case_result *r, unsigned int m)
+static bool rcu_wanted(const struct case_result *r)
 {
-	return r->metrics && r->metrics[m].n ? r->metrics[m].sum.median : 0;
+	return r->inst->def->run == perf_boot && case_result_median(r, B_BOOT_MS);
+}
+
+static void rcu_row(FILE *f, const struct case_result *r)
+{
+	for (unsigned int p = 0; p < RCU_TRIM_POLICIES; p++) {
+		unsigned int b = p * B_STATS;
+
+		fprintf(
+		    f, "     %-6s %-12s %9.1f %14.0f %14.0f %8.0f %6.0f %8.1f %10.1f %9.0f\n",
+		    case_params_get(&r->inst->params, "disks"), rcu_trim_name((enum rcu_trim)p),
+		    case_result_median(r, b + B_BOOT_MS), case_result_median(r, b + B_HEAP_BOOT),
+		    case_result_median(r, b + B_HEAP_IDLE), case_result_median(r, b + B_BATCHES),
+		    case_result_median(r, b + B_TRIMS), case_result_median(r, b + B_TRIM_MS),
+		    case_result_median(r, b + B_LOCK_WAIT), case_result_median(r, b + B_FAULTS));
+	}
+	fprintf(f, "     every_batch / none boot time: %.2f\n",
+		case_result_median(r, B_STATS) / case_result_median(r, 0));
 }
 
 /* Boot time and heap per policy and disk count, the every-batch / none ratio beside. */
 static char *rcu_summary(const struct case_result *results, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
+	static const struct summary_table table = {
+	    .header = "rcu: disks  policy         boot ms  anon boot KiB  anon idle KiB  batches  "
+		      "trims  trim ms  lock wait    faults\n",
+	    .published = "published (2017 malloc_trim thread): heap Rss 14,260 kB without trim, "
+			 "6,940 kB with it; 60 disks booted 200+ s slower with a trim after "
+			 "every batch\n",
+	    .wanted = rcu_wanted,
+	    .row = rcu_row};
 
-	for (size_t i = 0; i < n; i++) {
-		const struct case_result *r = &results[i];
-
-		if (r->inst->def->run != perf_boot || !med(r, B_BOOT_MS))
-			continue;
-		if (!f && !(f = open_memstream(&buf, &len)))
-			return NULL;
-		if (!len)
-			fprintf(f, "rcu: %-6s %-12s %9s %14s %14s %8s %6s %8s %10s %9s\n", "disks",
-				"policy", "boot ms", "anon boot KiB", "anon idle KiB", "batches",
-				"trims", "trim ms", "lock wait", "faults");
-		for (unsigned int p = 0; p < RCU_TRIM_POLICIES; p++) {
-			unsigned int b = p * B_STATS;
-
-			fprintf(
-			    f,
-			    "     %-6s %-12s %9.1f %14.0f %14.0f %8.0f %6.0f %8.1f %10.1f %9.0f\n",
-			    case_params_get(&r->inst->params, "disks"),
-			    rcu_trim_name((enum rcu_trim)p), med(r, b + B_BOOT_MS),
-			    med(r, b + B_HEAP_BOOT), med(r, b + B_HEAP_IDLE), med(r, b + B_BATCHES),
-			    med(r, b + B_TRIMS), med(r, b + B_TRIM_MS), med(r, b + B_LOCK_WAIT),
-			    med(r, b + B_FAULTS));
-		}
-		fprintf(f, "     every_batch / none boot time: %.2f\n",
-			med(r, B_STATS) / med(r, 0));
-		fflush(f);
-	}
-	if (f) {
-		fprintf(f, "published (seed 003): heap Rss 14,260 kB without trim, 6,940 kB with "
-			   "it; 60 disks booted 200+ s slower with a trim after every batch\n");
-		fclose(f);
-	}
-	return buf;
+	return summary_write(&table, results, n);
 }
 
 const struct suite_def suite_rcu = {

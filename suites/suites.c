@@ -1,4 +1,4 @@
-/* suites.c - the registry: adding a suite is one line here; each suite exports its suite_def. */
+/* suites.c - the registry: a suite is its suite_def (declared in suites.h) and a line here. */
 #include "suites/suites.h"
 
 #include "util/util.h"

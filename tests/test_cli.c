@@ -38,8 +38,10 @@ static int memgate(char **out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(args, sizeof(args), fmt, ap);
 	va_end(ap);
-	/* $MG_TMP in @args: the shell finds this program's own folder there. */
+	/* $MG_TMP and $MG_BUILD in @args: the shell finds this program's own folder and the
+	 * build there. */
 	setenv("MG_TMP", test_tmp_dir(), 1);
+	setenv("MG_BUILD", test_build_dir(), 1);
 	snprintf(cmd, sizeof(cmd), "%s/memgate %s 2>&1", test_build_dir(), args);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -83,20 +85,38 @@ static void expect(int want_status, const char *want_text, const char *args)
 		fail();
 }
 
+/* One command line and what it must give: its exit status and a piece of its output. */
+struct expectation {
+	int status;
+	const char *text; /* NULL: any output */
+	const char *args; /* for the shell: $MG_BUILD is the build folder, $MG_TMP this program's */
+};
+
+static void expect_all(const struct expectation *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		expect(e[i].status, e[i].text, e[i].args);
+}
+
+static const struct expectation usage_expectations[] = {
+    {0, "exit status:", "--help"},
+    {0, "128+N", "run --help"},
+    {2, "missing command", ""},
+    {2, "unknown command 'frobnicate'", "frobnicate"},
+    {2, "man takes no arguments", "man page"},
+    {2, "--samples expects a whole number", "run -n abc"},
+    {2, "--samples expects a whole number", "run -n 0"},
+    {2, "unknown suite \"nosuch\"", "run -s nosuch"},
+    {2, "no case matches", "run -k 'nothing*'"},
+    {2, "--junit-style expects", "run --junit-style xunit"},
+    {2, "unrecognized option", "hw --junit x.xml"},
+    {2, "unexpected argument 'extra'", "list extra"},
+};
+
 static void test_usage(void **state)
 {
 	(void)state;
-	expect(0, "exit status:", "--help");
-	expect(0, "128+N", "run --help");
-	expect(2, "missing command", "");
-	expect(2, "unknown command 'frobnicate'", "frobnicate");
-	expect(2, "--samples expects a whole number", "run -n abc");
-	expect(2, "--samples expects a whole number", "run -n 0");
-	expect(2, "unknown suite \"nosuch\"", "run -s nosuch");
-	expect(2, "no case matches", "run -k 'nothing*'");
-	expect(2, "--junit-style expects", "run --junit-style xunit");
-	expect(2, "unrecognized option", "hw --junit x.xml");
-	expect(2, "unexpected argument 'extra'", "list extra");
+	expect_all(usage_expectations, ARRAY_SIZE(usage_expectations));
 }
 
 static void test_hw_text_and_json(void **state)
@@ -328,38 +348,34 @@ static void test_rules_cli(void **state)
 	rmdir(dir);
 }
 
-/* A side that is no memgate, or none at all: exit 2 before anything runs. */
+/* A side that is no memgate, or none at all: exit 2 before anything runs. A side is the
+ * words of a POSIX shell: wrappers before the memgate, quotes kept, no substitution. */
+static const struct expectation ab_side_expectations[] = {
+    {2, "does not speak the A/B protocol",
+     "ab --base /bin/true --head $MG_BUILD/memgate -s memslots"},
+    {2, "/nonexistent/memgate", "ab --base $MG_BUILD/memgate --head /nonexistent/memgate"},
+    {2, "ab needs --base", "ab --head build/memgate"},
+    {0, "memgate ab-protocol 1", "ab-protocol"},
+    {2, "unrecognized option '--bogus'", "ab-protocol --bogus"},
+    {0, "1 cases compared",
+     "ab --base \"env MEMGATE_SIDE=base $MG_BUILD/memgate\" --head \"nice -n 1 "
+     "$MG_BUILD/memgate\" -s memslots -k '*growth*' --quick"},
+    {2, "/nonexistent/my qemu: No such file",
+     "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate --qemu '/nonexistent/my qemu'\" "
+     "-s qemu"},
+    {2, "unrecognized option '--bogus'",
+     "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate --bogus\" -s memslots"},
+    {2, "a command substitution",
+     "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate \\$(id)\" -s memslots"},
+};
+
 static void test_ab_sides(void **state)
 {
 	char args[512];
 	FILE *f;
 
 	(void)state;
-	snprintf(args, sizeof(args), "ab --base /bin/true --head %s/memgate -s memslots",
-		 test_build_dir());
-	expect(2, "does not speak the A/B protocol", args);
-	snprintf(args, sizeof(args), "ab --base %s/memgate --head /nonexistent/memgate",
-		 test_build_dir());
-	expect(2, "/nonexistent/memgate", args);
-	expect(2, "ab needs --base", "ab --head build/memgate");
-	expect(0, "memgate ab-protocol 1", "ab-protocol");
-	expect(2, "unrecognized option '--bogus'", "ab-protocol --bogus");
-	/* A side is the words of a POSIX shell: wrappers before the memgate, quotes kept. */
-	snprintf(args, sizeof(args),
-		 "ab --base 'env MEMGATE_SIDE=base %s/memgate' --head 'nice -n 1 %s/memgate' -s "
-		 "memslots -k '*growth*' --quick",
-		 test_build_dir(), test_build_dir());
-	expect(0, "1 cases compared", args);
-	snprintf(args, sizeof(args),
-		 "ab --base %s/memgate --head \"%s/memgate --qemu '/nonexistent/my qemu'\" -s qemu",
-		 test_build_dir(), test_build_dir());
-	expect(2, "/nonexistent/my qemu: No such file", args);
-	snprintf(args, sizeof(args), "ab --base %s/memgate --head '%s/memgate --bogus' -s memslots",
-		 test_build_dir(), test_build_dir());
-	expect(2, "unrecognized option '--bogus'", args);
-	snprintf(args, sizeof(args), "ab --base %s/memgate --head '%s/memgate $(id)' -s memslots",
-		 test_build_dir(), test_build_dir());
-	expect(2, "a command substitution", args);
+	expect_all(ab_side_expectations, ARRAY_SIZE(ab_side_expectations));
 	/* A head that speaks the protocol but dies on its runs: each case an ERROR, exit 1. */
 	f = fopen(test_tmp("crash-head.sh"), "w");
 	assert_non_null(f);

@@ -174,34 +174,34 @@ static void test_evaluate(void **state)
 	fill(&rs[1], &ib, &mb, &fake_cases[1], vb, st, 5);
 	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
 	/* a_vs_c names a case that did not run: left out, not failed. */
-	assert_int_equal(g.n, 1);
-	assert_string_equal(g.results[0].inst->name, "a_vs_b");
-	assert_int_equal(g.results[0].outcome, OUTCOME_PASS);
-	assert_int_equal(g.results[0].inst->def->kind, CASE_GATE);
+	assert_int_equal(g.rows.n, 1);
+	assert_string_equal(g.rows.results[0].inst->name, "a_vs_b");
+	assert_int_equal(g.rows.results[0].outcome, OUTCOME_PASS);
+	assert_int_equal(g.rows.results[0].inst->def->kind, CASE_GATE);
 	gates_release(&g);
 	/* A case killed after some samples: the gate says it did not complete, not "no samples". */
 	rs[1].outcome = OUTCOME_ERROR;
 	rs[1].message = "crashed: killed by signal 9";
 	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
-	assert_int_equal(g.results[0].outcome, OUTCOME_ERROR);
-	assert_non_null(strstr(g.results[0].message, "b did not complete (ERROR: crashed"));
-	assert_non_null(strstr(g.results[0].message, "its 5 t samples are not judged"));
+	assert_int_equal(g.rows.results[0].outcome, OUTCOME_ERROR);
+	assert_non_null(strstr(g.rows.results[0].message, "b did not complete (ERROR: crashed"));
+	assert_non_null(strstr(g.rows.results[0].message, "its 5 t samples are not judged"));
 	gates_release(&g);
 	/* A skipped reference skips the gate, with the reason. */
 	rs[1].outcome = OUTCOME_SKIP;
 	rs[1].message = "needs a second NUMA node";
 	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
-	assert_int_equal(g.results[0].outcome, OUTCOME_SKIP);
-	assert_non_null(strstr(g.results[0].message, "needs a second NUMA node"));
+	assert_int_equal(g.rows.results[0].outcome, OUTCOME_SKIP);
+	assert_non_null(strstr(g.rows.results[0].message, "needs a second NUMA node"));
 	gates_release(&g);
 	/* a / b at 1.0: the failure states figure, interval, medians and threshold. */
 	rs[1].outcome = OUTCOME_PASS;
 	rs[1].message = NULL;
 	fill(&rs[1], &ib, &mb, &fake_cases[1], va, st, 5);
 	assert_int_equal(gates_evaluate(&rules, suites, 1, rs, 2, NULL, &g), 0);
-	assert_int_equal(g.results[0].outcome, OUTCOME_FAIL);
-	assert_non_null(strstr(g.results[0].message, "t of a / t of b = 1 (95% CI"));
-	assert_non_null(strstr(g.results[0].message, "threshold: ratio at most 0.5"));
+	assert_int_equal(g.rows.results[0].outcome, OUTCOME_FAIL);
+	assert_non_null(strstr(g.rows.results[0].message, "t of a / t of b = 1 (95% CI"));
+	assert_non_null(strstr(g.rows.results[0].message, "threshold: ratio at most 0.5"));
 	gates_release(&g);
 	rules_release(&rules);
 }

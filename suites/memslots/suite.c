@@ -1,4 +1,5 @@
-/* suite.c - the memslots suite (seed 002): its case table, its gates, its summary table. */
+/* suite.c - the memslots suite (the 2014 memslot-sort thread): its case table, its gates, its
+ * summary table. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -187,7 +188,8 @@ static void summary_updates(FILE *f, const struct case_result *results, size_t n
 				m[1].sum.median / m[0].sum.median,
 				(double)GROWTH_LARGE / GROWTH_SMALL);
 	}
-	fprintf(f, "published 2014 (seed 002), 128 inserts of growing size, kernel, core cycles:\n"
+	fprintf(f, "published in the 2014 memslot-sort thread, 128 inserts of growing size, "
+		   "kernel, core cycles:\n"
 		   "  heapsort max 249,747 (min 52,536); swap (v1) max 15,654 (~5,900 reprofiled "
 		   "without spikes); shift (v2) max ~2,500\n");
 }
