@@ -44,10 +44,25 @@ TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRCS:tests/%.c=$(B)/tests/%)
 
 # Every C file of the project, for format and lint.
-SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch] fuzz/*.c))
+SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/*.[ch] fuzz/*.c ci/fixtures/*.c))
 
 .PHONY: all deps run check tsan asan clean format lint install uninstall
-all: $(B)/memgate $(B)/memgate.1
+# The guest kit the qemu suite's boot cases boot (guest/mkkit.sh): Debian's cloud kernel from
+# the package ci/install-deps.sh keeps in KERNEL_CACHE, busybox-static and the disks' drivers.
+# Without the package there is no kit, and those cases SKIP saying how to get one.
+KERNEL_CACHE ?= /var/cache/memgate
+GUEST_KERNEL_DEB ?= $(shell ls -v $(KERNEL_CACHE)/linux-image-*-cloud-amd64_*.deb 2>/dev/null | tail -n 1)
+GUEST_KIT := $(if $(GUEST_KERNEL_DEB),$(B)/guest/initramfs.cpio)
+
+all: $(B)/memgate $(B)/memgate.1 $(GUEST_KIT) $(B)/fixtures/trim_every_free.so
+
+$(B)/guest/initramfs.cpio: guest/mkkit.sh guest/init $(GUEST_KERNEL_DEB) $(wildcard /bin/busybox)
+	sh guest/mkkit.sh $(GUEST_KERNEL_DEB) $(B)/guest
+
+# The ab fixture of the boot cases (--qemu-preload): a QEMU that trims after every RCU free.
+$(B)/fixtures/%.so: ci/fixtures/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 # The install script is idempotent and quick when everything is there already.
 deps:
@@ -119,7 +134,7 @@ run: deps
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)
-	@MEMGATE_SAN=$(SAN) sh tests/run.sh $(B) $(TESTS) tests/layers.sh tests/install.sh $(TSAN_TEST)
+	@MEMGATE_SAN=$(SAN) sh tests/run.sh $(B) $(TESTS) tests/layers.sh tests/install.sh tests/guest_kit.sh $(TSAN_TEST)
 
 # The tests again under AddressSanitizer and UBSan (objects under build-asan/).
 asan:

@@ -11,13 +11,50 @@ set -eu
 # lint: clang-format, clang-tidy and cppcheck (make lint); fuzz: clang and its libFuzzer
 # runtime (make fuzz); the qemu suite's peer: Debian's QEMU (qemu-system-x86_64); valgrind:
 # --counter simulated counts instructions and misses under its callgrind; man-db: the
-# install test reads memgate(1) with man -l.
+# install test reads memgate(1) with man -l; busybox-static, cpio and kmod (depmod): the
+# guest kit the qemu suite boots (guest/mkkit.sh).
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
 libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck \
-clang libclang-rt-14-dev qemu-system-x86 valgrind man-db"
+clang libclang-rt-14-dev qemu-system-x86 valgrind man-db \
+busybox-static cpio kmod"
 
 quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1
+
+# The guest kit's kernel (the qemu suite's boot cases): Debian's cloud kernel package, kept in
+# KERNEL_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own
+# kernel, /boot and initramfs hooks stay as they are.
+KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/memgate}
+KERNEL_META=linux-image-cloud-amd64
+
+kernel_package() {
+	apt-cache depends "$KERNEL_META" 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n 1
+}
+
+fetch_kernel() {
+	if ls "$KERNEL_CACHE"/linux-image-*-cloud-amd64_*.deb >/dev/null 2>&1; then
+		[ "$quiet" -eq 1 ] || echo "install-deps: guest kernel present in $KERNEL_CACHE"
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		# The boot cases SKIP without it, saying so: not a reason to stop a build.
+		echo "install-deps: no guest kernel in $KERNEL_CACHE (as root this fetches $KERNEL_META)" >&2
+		return 0
+	fi
+	pkg=$(kernel_package)
+	if [ -z "$pkg" ]; then
+		apt-get update -q
+		pkg=$(kernel_package)
+	fi
+	if [ -z "$pkg" ]; then
+		echo "install-deps: $KERNEL_META names no kernel package here" >&2
+		exit 1
+	fi
+	echo "install-deps: fetching $pkg into $KERNEL_CACHE (the guest kit's kernel)"
+	mkdir -p "$KERNEL_CACHE"
+	(cd "$KERNEL_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg")
+}
 
 missing=""
 for p in $PACKAGES; do
@@ -30,6 +67,7 @@ done
 
 if [ -z "$missing" ]; then
 	[ "$quiet" -eq 1 ] || echo "install-deps: all present:$(printf ' %s' $PACKAGES)"
+	fetch_kernel
 	exit 0
 fi
 
@@ -43,4 +81,5 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
+fetch_kernel
 echo "install-deps: done"

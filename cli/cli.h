@@ -14,6 +14,7 @@
 #include "run/impl_opts.h"
 #include "judge/rules.h"
 #include "hw/hw.h"
+#include "run/guest.h"
 #include "run/qemu.h"
 #include "reports/report.h"
 
@@ -86,6 +87,9 @@ enum {
 	OPT_DUMP,
 	OPT_CALIBRATION,
 	OPT_RUNS,
+	OPT_GUEST_KERNEL,
+	OPT_GUEST_INITRD,
+	OPT_QEMU_PRELOAD,
 };
 
 struct cli {
@@ -113,10 +117,13 @@ struct cli {
 	const char *record_dir; /* hw --record: where to write this host */
 	const char *junit;
 	const char *json_path;
-	const char *csv_dir;   /* --csv: a folder, one file per chart */
-	const char *html;      /* --html: a page, its files beside it */
-	const char *qemu_path; /* --qemu */
-	struct qemu_bin qemu;  /* the qemu suite's binary, found by cli_plan() */
+	const char *csv_dir;			 /* --csv: a folder, one file per chart */
+	const char *html;			 /* --html: a page, its files beside it */
+	const char *qemu_path;			 /* --qemu */
+	struct qemu_bin qemu;			 /* the qemu suite's binary, found by cli_plan() */
+	const char *guest_kernel, *guest_initrd; /* --guest-kernel, --guest-initrd */
+	struct guest_kit kit;	  /* what the qemu suite boots, found by cli_plan() */
+	const char *qemu_preload; /* --qemu-preload */
 	enum junit_style style;
 	bool json_out;
 	bool samples_set, warmup_set;

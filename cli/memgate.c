@@ -132,10 +132,18 @@ static int find_qemu(struct cli *c, const struct case_inst *insts, size_t n)
 	c->opts.qemu = &c->qemu;
 	if (!c->qemu_path && !needed)
 		return 0;
-	if (qemu_find(&c->qemu, c->qemu_path, &err)) {
+	if (qemu_find(&c->qemu, c->qemu_path, &err) ||
+	    guest_kit_find(&c->kit, c->guest_kernel, c->guest_initrd, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
+	c->opts.kit = &c->kit;
+	if (c->qemu_preload && access(c->qemu_preload, R_OK)) {
+		fprintf(stderr, "memgate: --qemu-preload %s: %s\n", c->qemu_preload,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	c->opts.qemu_preload = c->qemu_preload;
 	return 0;
 }
 

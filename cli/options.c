@@ -26,6 +26,7 @@ static const char usage_text[] =
     "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
     "[--json]\n"
     "        [--rules FILE] [--topology SPEC | --host DIR] [--qemu PATH] [--counter C]\n"
+    "        [--guest-kernel FILE] [--guest-initrd FILE]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
@@ -34,6 +35,7 @@ static const char usage_text[] =
     "        [--reserve-hugepages] [--impl KEY=VALUE]... [--rules FILE] [--no-gates]\n"
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
     "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS] [--counter C]\n"
+    "        [--guest-kernel FILE] [--guest-initrd FILE] [--qemu-preload LIB]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
@@ -98,6 +100,10 @@ static const char usage_text[] =
     "      --any-host        compare: accept base runs of another host class\n"
     "      --qemu PATH       the QEMU the qemu suite launches (default: qemu-system-x86_64\n"
     "                        on PATH; none there: its cases SKIP saying so)\n"
+    "      --guest-kernel FILE, --guest-initrd FILE  what the qemu suite's boot cases\n"
+    "                        boot (default: the kit `make` builds, build/guest/)\n"
+    "      --qemu-preload LIB  LD_PRELOAD for the QEMU those boots run (a fixture that\n"
+    "                        makes a regression, as a side of ab)\n"
     "      --size SIZE       guest memory of the prealloc cases (default: min(4G, a\n"
     "                        quarter of MemAvailable))\n"
     "      --reserve-hugepages  as root, size the hugetlb pools for the planned cases;\n"
@@ -194,6 +200,8 @@ const struct option cli_hw_options[] = {
 const struct option cli_list_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"qemu", required_argument, NULL, OPT_QEMU},
+    {"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
+    {"guest-initrd", required_argument, NULL, OPT_GUEST_INITRD},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"long", no_argument, NULL, OPT_LONG},
     {"size", required_argument, NULL, OPT_SIZE},
@@ -213,6 +221,9 @@ const struct option cli_list_options[] = {
 const struct option cli_run_options[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"qemu", required_argument, NULL, OPT_QEMU},
+    {"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
+    {"guest-initrd", required_argument, NULL, OPT_GUEST_INITRD},
+    {"qemu-preload", required_argument, NULL, OPT_QEMU_PRELOAD},
     {"rules", required_argument, NULL, OPT_RULES},
     {"case", required_argument, NULL, OPT_CASE},
     {"checks", no_argument, NULL, OPT_CHECKS},
@@ -516,6 +527,15 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_QEMU:
 		c->qemu_path = arg;
+		return 0;
+	case OPT_GUEST_KERNEL:
+		c->guest_kernel = arg;
+		return 0;
+	case OPT_GUEST_INITRD:
+		c->guest_initrd = arg;
+		return 0;
+	case OPT_QEMU_PRELOAD:
+		c->qemu_preload = arg;
 		return 0;
 	case OPT_JSON:
 		c->json_out = true;

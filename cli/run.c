@@ -454,6 +454,8 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 		/* What a counted case counts with: ab runs a simulated one twice, one sample. */
 		if (c && d->counted)
 			json_object_set_new(c, "counter", json_string(counter_name(k)));
+		if (c && d->ab_samples)
+			json_object_set_new(c, "ab_samples", json_integer(d->ab_samples));
 		json_array_append_new(arr, c);
 	}
 	ret = arr && !json_dumpf(arr, stdout, JSON_INDENT(1)) ? EXIT_PASSED : EXIT_HARNESS;

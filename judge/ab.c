@@ -276,6 +276,8 @@ struct ab_case {
 	size_t n_metrics;
 	bool gated;	/* some metric is gated: worth running */
 	bool simulated; /* counted under callgrind: the same count every round */
+	unsigned int
+	    samples;	/* a side's samples a round when the case asks for its own (0: ab's) */
 	size_t n_gated; /* its gated metrics */
 	double alpha;	/* each gated metric's share of the run's alpha, at each look */
 };
@@ -299,8 +301,8 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	snprintf(path, sizeof(path), "%s/%s-round.json", o->workdir, s->role);
 	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
 	/* A simulated count is the same every time: one sample, no warm-up (see runner.c). */
-	snprintf(n, sizeof(n), "%u", c->simulated ? 1 : o->samples);
-	snprintf(w, sizeof(w), "%u", c->simulated ? 0 : o->warmup);
+	snprintf(n, sizeof(n), "%u", c->simulated ? 1 : c->samples ? c->samples : o->samples);
+	snprintf(w, sizeof(w), "%u", c->simulated || c->samples ? 0 : o->warmup);
 	/* The side kills its own case at ab's deadline and says so; ab waits a little longer. */
 	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
 	/* The same workload seed for both sides of a round, another for each round; a simulated
@@ -432,6 +434,8 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 	c->head_name = json_string_value(json_object_get(hc, "name"));
 	c->simulated = !strcmp(str_or_empty(json_object_get(hc, "counter")), "simulated") &&
 		       !strcmp(str_or_empty(json_object_get(bc, "counter")), "simulated");
+	/* Head's choice (a sample that is a whole boot): both sides run the same count. */
+	c->samples = (unsigned int)json_integer_value(json_object_get(hc, "ab_samples"));
 	c->suite = json_string_value(json_object_get(hc, "suite"));
 	c->metrics = calloc(json_array_size(metrics) + 1, sizeof(*c->metrics));
 	if (!c->metrics || !c->base_name || !c->head_name || !c->suite)
@@ -461,7 +465,7 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 
 /* What the tolerance and the spread of @x came from, for its message. */
 static void judged_how(struct judged *x, size_t n, bool looked_twice, const struct ab_opts *o,
-		       const struct verdict_noise *noise, bool simulated)
+		       const struct verdict_noise *noise, bool simulated, unsigned int samples)
 {
 	const struct verdict_figures *f = &x->f;
 	char spread[200];
@@ -495,7 +499,7 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 		 "%zu rounds in turn, balanced (base first in half; %u sample%s each)%s; the mean "
 		 "of the log ratios, %s; one-sided at alpha %.3g (%.3g over %zu gated metrics and "
 		 "%d looks)",
-		 n, simulated ? 1 : o->samples, simulated || o->samples == 1 ? "" : "s",
+		 n, samples, samples == 1 ? "" : "s",
 		 looked_twice ? ", more rounds after an undecided first look" : "", spread,
 		 x->p_alpha, o->rules->alpha, x->m_family, o->confirm_rounds ? 2 : 1);
 }
@@ -539,7 +543,10 @@ static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
 	 * Reported as such (Jenkins: unstable), never a pass and never a failed build. */
 	x->unstable = x->tol.gate && !x->f.undefined[0] &&
 		      (x->v == VERDICT_UNSTABLE || (final && x->v == VERDICT_INCONCLUSIVE));
-	judged_how(x, n, m->n > m->first_stage, o, noise, c->simulated);
+	judged_how(x, n, m->n > m->first_stage, o, noise, c->simulated,
+		   c->simulated ? 1
+		   : c->samples ? c->samples
+				: o->samples);
 }
 
 /* The first look: flag the gated metrics it left undecided (past the tolerance, not shown). */

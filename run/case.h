@@ -9,6 +9,7 @@
 #include "hw/counter.h"
 #include "hw/hw.h"
 #include "hw/measure.h"
+#include "run/guest.h"
 #include "run/qemu.h"
 #include "run/impl_opts.h"
 #include "util/stats.h"
@@ -75,6 +76,9 @@ struct case_def {
 	 * simulated), and under simulated it runs under callgrind, planned without the host:
 	 * its expand() must not read @hw. */
 	bool counted;
+	/* ab: the samples a side takes a round (0: ab's -n), with no warm-up: where a sample is
+	 * a whole guest boot, the rounds are the replicates. */
+	unsigned int ab_samples;
 	/*
 	 * The parameter matrix, built from the host: fills at most @max sets and returns how
 	 * many. NULL means one instance without parameters.
@@ -124,6 +128,8 @@ struct run_opts {
 	uint64_t size_bytes;	      /* guest memory for the prealloc cases; 0: the default */
 	bool hugepages_reserved;      /* --reserve-hugepages was given and succeeded */
 	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
+	const struct guest_kit *kit;  /* what its boot cases boot (NULL or no kernel: none) */
+	const char *qemu_preload;     /* --qemu-preload: LD_PRELOAD for the QEMU it boots */
 	enum run_guest guest;	      /* --guest */
 	uint64_t guest_exit_ns;	      /* --guest-exit-ns: a modelled exit; 0: GUEST_MODEL_EXIT_NS */
 	enum counter_kind counter;    /* --counter, resolved: what counted cases count with */

@@ -1,5 +1,7 @@
 /* qemu.c - the qemu suite: a real QEMU's -mem-prealloc start-up beside the reference
- * preallocation on the same pages (seeds 000 and 004 are about QEMU's own code). */
+ * preallocation on the same pages (the 2017 parallel-prealloc and 2025 thread-cap threads are about
+ * QEMU's own code), and the 60-disk boot of the 2017 malloc_trim thread on a real QEMU and kernel
+ * (qemu_boot.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <mntent.h>
@@ -18,6 +20,7 @@
 #include "run/qemu.h"
 #include "impl/prealloc.h"
 #include "suites/pages.h"
+#include "suites/qemu_boot.h"
 #include "suites/suites.h"
 #include "suites/summary.h"
 #include "util/util.h"
@@ -439,7 +442,7 @@ static unsigned int expand_running_out(const struct hw_info *hw, const struct ru
 
 /* ---- the suite ----------------------------------------------------------------------------- */
 
-enum { C_RUNNING_OUT, C_PREALLOC };
+enum { C_RUNNING_OUT, C_PREALLOC, C_BOOT };
 
 static const struct case_def qemu_cases[] = {
     [C_RUNNING_OUT] = {.name = "running_out",
@@ -460,6 +463,18 @@ static const struct case_def qemu_cases[] = {
 		    .n_metrics = M_METRICS,
 		    .expand = expand_backends,
 		    .run = perf_prealloc},
+    [C_BOOT] = {.name = "boot",
+		.group = "perf",
+		.kind = CASE_PERF,
+		.needs = NEEDS_HOST | NEEDS_QEMU,
+		.doc =
+		    "a real QEMU boots the guest kit with N disks, each its own virtio-scsi-pci: "
+		    "time to init and to every disk, QEMU's heap (KVM, else TCG)",
+		.metrics = qemu_boot_metrics,
+		.n_metrics = QB_METRICS,
+		.ab_samples = 1,
+		.expand = qemu_boot_expand,
+		.run = qemu_boot_run},
 };
 
 /* A property of @r, "" when it has none. */
@@ -524,7 +539,15 @@ static char *qemu_summary(const struct case_result *results, size_t n)
 	    .wanted = qemu_wanted,
 	    .row = summary_case};
 
-	return summary_write(&table, results, n);
+	char *pre = summary_write(&table, results, n), *boot = qemu_boot_summary(results, n), *both;
+
+	if (!pre || !boot)
+		return pre ? pre : boot;
+	if (asprintf(&both, "%s%s", pre, boot) < 0)
+		both = NULL;
+	free(pre);
+	free(boot);
+	return both;
 }
 
 const struct suite_def suite_qemu = {

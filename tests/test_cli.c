@@ -1378,6 +1378,71 @@ static void test_qemu_suite(void **state)
 	expect(0, "qemu.tall.threads: median 1 threads", args);
 }
 
+/* Processes whose command line holds @needle: what a boot left running. */
+static unsigned int procs_with(const char *needle)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		char path[300], buf[8192];
+		size_t len;
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]) || atoi(e->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = buf[i] ? buf[i] : ' ';
+		buf[len] = '\0';
+		n += strstr(buf, needle) != NULL;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The qemu suite's boots: bad options are refused before anything runs; a kernel QEMU cannot
+ * load and a guest that panics are ERRORs that say why (QEMU's words, the guest's panic), and
+ * no QEMU outlives them. The boot that passes is `make run`'s, not a test's: it takes seconds.
+ */
+static void test_qemu_boot(void **state)
+{
+	char kernel[PATH_MAX];
+	const char *garbage = test_tmp("not-an-initramfs");
+	FILE *f = fopen(garbage, "w");
+
+	(void)state;
+	assert_non_null(f);
+	fputs("not a cpio archive\n", f);
+	fclose(f);
+	expect(2, "--guest-kernel /nonexistent/vmlinuz: No such file",
+	       "list -s qemu --guest-kernel /nonexistent/vmlinuz");
+	expect(2, "--qemu-preload /nonexistent/trim.so: No such file",
+	       "run -s qemu -k '*boot*' --qemu-preload /nonexistent/trim.so");
+	if (!on_path("qemu-system-x86_64"))
+		skip_because("no qemu-system-x86_64 on PATH (ci/install-deps.sh installs Debian's "
+			     "qemu-system-x86)");
+	expect(1, "could not load kernel '/dev/null'",
+	       "run -s qemu -k '*boot*disks=1*' -n 1 --warmup 0 --guest-kernel /dev/null "
+	       "--guest-initrd /dev/null");
+	snprintf(kernel, sizeof(kernel), "%s/guest/vmlinuz", test_build_dir());
+	if (access(kernel, R_OK))
+		skip_because("no guest kit in %s/guest (make builds it from the kernel package "
+			     "ci/install-deps.sh keeps)",
+			     test_build_dir());
+	expect(1, "Kernel panic - not syncing",
+	       "run -s qemu -k '*boot*disks=1*' -n 1 --warmup 0 --guest-initrd "
+	       "$MG_TMP/not-an-initramfs");
+	assert_int_equal(procs_with(garbage), 0);
+}
+
 /* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
  * SKIP naming why where it is not. */
 static void test_kvm_suite(void **state)
@@ -1626,6 +1691,7 @@ int main(void)
 	    cmocka_unit_test(test_merge_shards),
 	    cmocka_unit_test(test_long_cases),
 	    cmocka_unit_test(test_qemu_suite),
+	    cmocka_unit_test(test_qemu_boot),
 	    cmocka_unit_test(test_kvm_suite),
 	    cmocka_unit_test(test_boot_guest_paths),
 	    cmocka_unit_test(test_killed_run_restores),

@@ -1,0 +1,396 @@
+/* guest.c - find the guest kit, boot it in a real QEMU, read its console and QEMU's memory. */
+#include "run/guest.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/proc.h"
+#include "util/util.h"
+
+#define CONSOLE_PREFIX "memgate-guest: "
+/* Disks per pci-bridge: slots 1 to 20 of its 32, as the report's guest had them. */
+#define DISKS_PER_BRIDGE 20
+
+/* @dir/@name into @out when it is a readable file; 0 or -errno. */
+static int readable(char *out, size_t len, const char *dir, const char *name)
+{
+	if ((size_t)snprintf(out, len, "%s/%s", dir, name) >= len)
+		return -ENAMETOOLONG;
+	return access(out, R_OK) ? -errno : 0;
+}
+
+/* A file named on the command line: one memgate can read, or -errno with @err. Whether it
+ * boots is the case's to find out (an ERROR with the console's tail). */
+static int named_file(const char *opt, const char *path, char *out, size_t len, struct mg_err *err)
+{
+	if (access(path, R_OK))
+		return mg_err_set(err, errno, "%s %s: %s", opt, path, strerror(errno));
+	snprintf(out, len, "%s", path);
+	return 0;
+}
+
+int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, struct mg_err *err)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 16];
+	ssize_t n;
+	int ret = 0;
+
+	memset(k, 0, sizeof(*k));
+	if (kernel &&
+	    (ret = named_file("--guest-kernel", kernel, k->kernel, sizeof(k->kernel), err)))
+		return ret;
+	if (initrd &&
+	    (ret = named_file("--guest-initrd", initrd, k->initrd, sizeof(k->initrd), err)))
+		return ret;
+	if (kernel && initrd)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		snprintf(k->why, sizeof(k->why), "no guest kit: /proc/self/exe: %s",
+			 strerror(errno));
+		k->kernel[0] = k->initrd[0] = '\0';
+		return 0;
+	}
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(dir, sizeof(dir), "%s/%s", exe, GUEST_KIT_DIR);
+	if (!kernel)
+		ret = readable(k->kernel, sizeof(k->kernel), dir, GUEST_KIT_KERNEL);
+	if (!ret && !initrd)
+		ret = readable(k->initrd, sizeof(k->initrd), dir, GUEST_KIT_INITRD);
+	if (ret) {
+		snprintf(k->why, sizeof(k->why),
+			 "no guest kit in %.200s (%s): `make` builds it from the kernel package "
+			 "ci/install-deps.sh keeps, or pass --guest-kernel and --guest-initrd",
+			 dir, strerror(-ret));
+		k->kernel[0] = k->initrd[0] = '\0';
+	}
+	return 0;
+}
+
+void guest_console_init(struct guest_console *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->init_s = c->modules_s = c->disks_s = c->idle_s = -1;
+	c->disks = -1;
+}
+
+/* "uptime=S" and nothing after it into @out; false when @s is not that. */
+static bool uptime_of(const char *s, double *out)
+{
+	char *end;
+
+	if (strncmp(s, "uptime=", 7))
+		return false;
+	errno = 0;
+	*out = strtod(s + 7, &end);
+	return !errno && end != s + 7 && !*end && *out >= 0;
+}
+
+static enum guest_event malformed(struct guest_console *c, const char *said)
+{
+	if (!c->error[0])
+		snprintf(c->error, sizeof(c->error), "the guest's init said \"%.200s\"", said);
+	return GUEST_ERROR;
+}
+
+enum guest_event guest_console_line(struct guest_console *c, const char *line)
+{
+	const struct {
+		const char *word;
+		enum guest_event ev;
+		double *uptime;
+	} timed[] = {
+	    {"init ", GUEST_INIT, &c->init_s},
+	    {"modules ", GUEST_MODULES, &c->modules_s},
+	    {"idle ", GUEST_IDLE, &c->idle_s},
+	};
+	char text[512];
+	size_t len;
+	const char *s;
+	char *end;
+	long disks;
+
+	if (strncmp(line, CONSOLE_PREFIX, strlen(CONSOLE_PREFIX)))
+		return GUEST_OTHER;
+	snprintf(text, sizeof(text), "%s", line + strlen(CONSOLE_PREFIX));
+	len = strlen(text);
+	while (len && (text[len - 1] == '\r' || text[len - 1] == '\n'))
+		text[--len] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(timed); i++) {
+		if (strncmp(text, timed[i].word, strlen(timed[i].word)))
+			continue;
+		if (!uptime_of(text + strlen(timed[i].word), timed[i].uptime))
+			return malformed(c, text);
+		return timed[i].ev;
+	}
+	if (!strncmp(text, "disks=", 6)) {
+		errno = 0;
+		disks = strtol(text + 6, &end, 10);
+		if (errno || end == text + 6 || disks < 0 || disks > 100000 || *end != ' ' ||
+		    !uptime_of(end + 1, &c->disks_s))
+			return malformed(c, text);
+		c->disks = (int)disks;
+		return GUEST_DISKS;
+	}
+	if (!strcmp(text, "done")) {
+		c->done = true;
+		return GUEST_DONE;
+	}
+	s = !strncmp(text, "error ", 6) ? text + 6 : NULL;
+	if (s && !c->error[0])
+		snprintf(c->error, sizeof(c->error), "the guest: %.200s", s);
+	return s ? GUEST_ERROR : malformed(c, text);
+}
+
+/* QEMU's [heap] RSS and its anonymous memory now, from /proc/PID/smaps. */
+static void qemu_mem(pid_t pid, struct guest_qemu_mem *m)
+{
+	char path[64], line[512];
+	bool heap = false;
+	unsigned long long kib;
+	FILE *f;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line: "start-end perms offset dev inode [path]". */
+		size_t word = strcspn(line, " ");
+
+		if (word && line[word - 1] != ':')
+			heap = strstr(line, "[heap]") != NULL;
+		else if (heap && sscanf(line, "Rss: %llu kB", &kib) == 1)
+			m->heap_kib += kib;
+		else if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
+			m->anon_kib += kib;
+	}
+	fclose(f);
+	m->read = true;
+}
+
+/* QEMU's minor and major faults from /proc/PID/stat (fields 10 and 12, after the name). */
+static void qemu_faults(pid_t pid, uint64_t *minflt, uint64_t *majflt)
+{
+	char path[64], buf[1024];
+	unsigned long long mn, mj;
+	const char *s;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	if (s && sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &mn, &mj) == 2) {
+		*minflt = mn;
+		*majflt = mj;
+	}
+}
+
+struct reader {
+	struct proc *p;
+	struct guest_boot *out;
+	char line[512];
+	size_t used;
+	size_t tail_used;
+};
+
+static double since_launch_ms(const struct reader *r)
+{
+	return (double)(util_now_ns() - r->p->started_ns) / 1e6;
+}
+
+static void on_line(struct reader *r)
+{
+	struct guest_boot *b = r->out;
+
+	r->line[r->used] = '\0';
+	switch (guest_console_line(&b->con, r->line)) {
+	case GUEST_INIT:
+		b->init_ms = since_launch_ms(r);
+		break;
+	case GUEST_DISKS:
+		b->disks_ms = since_launch_ms(r);
+		qemu_mem(r->p->pid, &b->at_disks);
+		break;
+	case GUEST_DONE:
+		qemu_mem(r->p->pid, &b->after_idle);
+		qemu_faults(r->p->pid, &b->minflt, &b->majflt);
+		/* The guest's poweroff shuts every device down, seconds for sixty under TCG, and
+		 * nothing of it is measured: QEMU is asked to quit, as a management layer would. */
+		kill(r->p->pid, SIGTERM);
+		break;
+	default:
+		break;
+	}
+	r->used = 0;
+}
+
+/* The console: its last bytes kept (control bytes shown as '?'), each line read. */
+static void on_console(void *arg, const char *data, size_t n)
+{
+	struct reader *r = arg;
+	char *tail = r->out->tail;
+	size_t cap = sizeof(r->out->tail) - 1;
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = data[i];
+
+		if (ch == '\r')
+			continue;
+		if (r->tail_used == cap) {
+			memmove(tail, tail + cap / 2, cap - cap / 2);
+			r->tail_used = cap - cap / 2;
+		}
+		tail[r->tail_used++] =
+		    (ch == '\n' || ch == '\t' || (ch >= ' ' && ch != 0x7f)) ? ch : '?';
+		tail[r->tail_used] = '\0';
+		if (ch == '\n')
+			on_line(r);
+		else if (r->used < sizeof(r->line) - 1)
+			r->line[r->used++] = ch;
+	}
+}
+
+/* The arguments of a boot, each malloc()ed, in @argv (NULL-ended); 0 or -ENOMEM. */
+static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
+{
+	unsigned int bridges = (s->disks + DISKS_PER_BRIDGE - 1) / DISKS_PER_BRIDGE;
+	size_t cap = 40 + 2 * (size_t)bridges + 6 * (size_t)s->disks, n = 0;
+	char **argv = calloc(cap, sizeof(*argv));
+	char append[256];
+	int ok = 1;
+
+#define ARG(...) (ok = ok && asprintf(&argv[n++], __VA_ARGS__) >= 0)
+	if (!argv)
+		return -ENOMEM;
+	if (s->preload) {
+		ARG("env");
+		ARG("LD_PRELOAD=%s", s->preload);
+	}
+	ARG("%s", s->qemu);
+	ARG("-accel");
+	ARG("%s", s->kvm ? "kvm" : "tcg");
+	ARG("-machine");
+	ARG("pc");
+	ARG("-m");
+	ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
+	ARG("-smp");
+	ARG("%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
+	/* The RCU thread by name, for a fixture that looks for it. */
+	ARG("-name");
+	ARG("memgate-guest,debug-threads=on");
+	ARG("-nodefaults");
+	ARG("-no-user-config");
+	ARG("-display");
+	ARG("none");
+	ARG("-monitor");
+	ARG("none");
+	ARG("-serial");
+	ARG("stdio");
+	ARG("-no-reboot");
+	ARG("-kernel");
+	ARG("%s", s->kit->kernel);
+	ARG("-initrd");
+	ARG("%s", s->kit->initrd);
+	/* Warnings and worse on the console: a hung task, a stalled CPU or a SCSI timeout is in the
+	 * tail an ERROR shows; a clean boot prints a line or two of them. */
+	snprintf(
+	    append, sizeof(append),
+	    "console=ttyS0 loglevel=4 panic=-1 memgate.disks=%u memgate.wait=%.0f memgate.hold=%g",
+	    s->disks, s->timeout_s / 2, s->hold_s);
+	ARG("-append");
+	ARG("%s", append);
+	for (unsigned int b = 0; b < bridges; b++) {
+		ARG("-device");
+		ARG("pci-bridge,id=br%u,chassis_nr=%u", b, b + 1);
+	}
+	/* Modern virtio only: no I/O-port BAR each, which sixty of would not fit. */
+	for (unsigned int d = 0; d < s->disks; d++) {
+		ARG("-device");
+		ARG("virtio-scsi-pci,id=scsi%u,bus=br%u,addr=0x%x,disable-legacy=on", d,
+		    d / DISKS_PER_BRIDGE, d % DISKS_PER_BRIDGE + 1);
+		ARG("-blockdev");
+		ARG("null-co,node-name=disk%u,size=1073741824", d);
+		ARG("-device");
+		ARG("scsi-hd,bus=scsi%u.0,drive=disk%u", d, d);
+	}
+#undef ARG
+	if (!ok) {
+		for (size_t i = 0; i < n; i++)
+			free(argv[i]);
+		free(argv);
+		return -ENOMEM;
+	}
+	argv[n] = NULL;
+	*argv_out = argv;
+	return 0;
+}
+
+int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct mg_err *err)
+{
+	struct proc_spec spec = {.in = PROC_NULL,
+				 .out = PROC_PIPE,
+				 .err = PROC_PIPE,
+				 .own_group = true,
+				 .close_others = true};
+	struct reader r = {.out = out};
+	struct proc p;
+	char **argv, how[96], *qemu_said;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	guest_console_init(&out->con);
+	if (boot_args(s, &argv))
+		return mg_err_set(err, ENOMEM, "the boot's arguments: out of memory");
+	for (size_t i = 0, used = 0; argv[i] && used < sizeof(out->argv_text) - 1; i++)
+		used += (size_t)snprintf(out->argv_text + used, sizeof(out->argv_text) - used,
+					 "%s%s", i ? " " : "", argv[i]);
+	spec.argv = (const char *const *)argv;
+	ret = proc_start(&p, &spec, err);
+	if (!ret) {
+		r.p = &p;
+		p.on_out = on_console;
+		p.cb_arg = &r;
+		if (proc_watch(&p, p.started_ns + (int64_t)(s->timeout_s * 1e9), NULL) ==
+		    -ETIMEDOUT)
+			ret = mg_err_set(err, ETIMEDOUT, "the guest did not finish within %.0f s%s",
+					 s->timeout_s,
+					 out->con.init_s < 0 ? " (its init never started)" : "");
+		if (r.used)
+			on_line(&r); /* a last line without its newline */
+		out->status = p.status;
+		out->wall_ms = (double)(util_now_ns() - p.started_ns) / 1e6;
+		qemu_said = proc_tail_text(&p);
+		proc_close(&p);
+		if (!ret && !out->con.done)
+			ret = mg_err_set(
+			    err, EIO, "QEMU %s before the guest's init said done%s%.300s",
+			    proc_status_text(out->status, how, sizeof(how)),
+			    qemu_said && *qemu_said ? ": " : "", qemu_said ? qemu_said : "");
+		else if (!ret && out->con.error[0])
+			ret = mg_err_set(err, EIO, "%s", out->con.error);
+		else if (!ret && !(WIFEXITED(out->status) && !WEXITSTATUS(out->status)))
+			ret = mg_err_set(err, EIO, "QEMU %s after the guest was done%s%.300s",
+					 proc_status_text(out->status, how, sizeof(how)),
+					 qemu_said && *qemu_said ? ": " : "",
+					 qemu_said ? qemu_said : "");
+		free(qemu_said);
+	}
+	for (size_t i = 0; argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+	return ret;
+}

@@ -1,0 +1,105 @@
+/*
+ * guest.h - memgate's guest kit (guest/mkkit.sh: Debian's cloud kernel and a busybox-static
+ * initramfs whose init reports on the serial console) booted by a real QEMU, KVM's vCPUs where
+ * /dev/kvm is usable and TCG's otherwise, with its console read line by line.
+ */
+#ifndef MG_RUN_GUEST_H
+#define MG_RUN_GUEST_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+/* Where `make` puts the kit, beside the memgate binary it builds. */
+#define GUEST_KIT_DIR "guest"
+#define GUEST_KIT_KERNEL "vmlinuz"
+#define GUEST_KIT_INITRD "initramfs.cpio"
+
+struct guest_kit {
+	char kernel[PATH_MAX], initrd[PATH_MAX]; /* "" when there is none */
+	char why[600];				 /* when there is none: why, and what to do */
+};
+
+/**
+ * guest_kit_find() - the kernel and initramfs to boot: @kernel and @initrd where given
+ * (--guest-kernel, --guest-initrd), else the kit `make` built beside this memgate
+ * (EXE_DIR/guest/). A file named on the command line that cannot be read is -errno with @err;
+ * no kit built is 0 with @k->kernel empty and @k->why saying how to build one.
+ */
+int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, struct mg_err *err);
+
+/* What the guest's init said (guest/init), uptimes in seconds, negative until said. */
+struct guest_console {
+	double init_s, modules_s, disks_s, idle_s;
+	int disks; /* the disks it saw; -1 until said */
+	bool done;
+	char error[256]; /* its first "error" line, or a line memgate could not read */
+};
+
+enum guest_event {
+	GUEST_OTHER, /* a kernel message, or nothing */
+	GUEST_INIT,
+	GUEST_MODULES,
+	GUEST_DISKS,
+	GUEST_IDLE,
+	GUEST_DONE,
+	GUEST_ERROR, /* the guest said "error", or a "memgate-guest:" line was malformed */
+};
+
+/** guest_console_init() - nothing said yet. */
+void guest_console_init(struct guest_console *c);
+
+/**
+ * guest_console_line() - read one console line (without its newline; a trailing CR is
+ * ignored) into @c. Lines that do not start "memgate-guest: " are GUEST_OTHER.
+ */
+enum guest_event guest_console_line(struct guest_console *c, const char *line);
+
+/* QEMU's memory, from /proc/PID/smaps: its [heap] and all its anonymous memory. */
+struct guest_qemu_mem {
+	uint64_t heap_kib, anon_kib;
+	bool read;
+};
+
+struct guest_boot_spec {
+	const char *qemu;
+	const struct guest_kit *kit;
+	bool kvm;	      /* -accel kvm, else tcg */
+	unsigned int disks;   /* each a virtio-scsi-pci controller of its own with one scsi-hd */
+	unsigned int vcpus;   /* 0: GUEST_VCPUS */
+	unsigned int mem_mib; /* 0: GUEST_MEM_MIB */
+	double hold_s;	      /* the guest's idle pause before poweroff */
+	double timeout_s;     /* the boot is killed past it */
+	const char *preload;  /* LD_PRELOAD for QEMU (a test fixture), or NULL */
+};
+
+/*
+ * Two vCPUs: sixty virtio-scsi-pci devices with MSI-X take four interrupt vectors each
+ * (config, control, event, one request queue), more than one x86 CPU has free, and on one vCPU
+ * the guest's probes of the last six fail with ENOSPC (-28).
+ */
+#define GUEST_VCPUS 2
+#define GUEST_MEM_MIB 256
+
+/* One boot: times from QEMU's launch (host clock, ms), what the console said, QEMU's memory. */
+struct guest_boot {
+	double init_ms, disks_ms, wall_ms;
+	struct guest_console con;
+	struct guest_qemu_mem at_disks, after_idle; /* read when the guest said so */
+	uint64_t minflt, majflt;		    /* QEMU's faults, read at "done" */
+	int status;				    /* waitpid()'s */
+	char tail[2048];			    /* the console's last lines */
+	char argv_text[1024];			    /* the command's head, for the log */
+};
+
+/**
+ * guest_boot() - boot the kit in @s->qemu until the guest's init says "done" and QEMU exits.
+ * QEMU dies with the caller and is killed at @s->timeout_s. Returns 0 when the guest said
+ * done and QEMU exited 0; -ETIMEDOUT; -EIO when QEMU ended first or the guest said "error"
+ * (@err and @out->tail say what); another -errno with @err.
+ */
+int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct mg_err *err);
+
+#endif
