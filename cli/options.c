@@ -26,7 +26,7 @@ static const char usage_text[] =
     "  list  [-s SUITE]... [-k GLOB] [--case NAME]... [--shard I/N] [--impl KEY=VALUE]... "
     "[--json]\n"
     "        [--rules FILE] [--topology SPEC | --host DIR] [--qemu PATH] [--counter C]\n"
-    "        [--guest-kernel FILE] [--guest-initrd FILE]\n"
+    "        [--guest-kernel FILE] [--guest-initrd FILE] [--qemu-preload LIB]\n"
     "        the cases, with their parameters as this host expands them, and the gates\n"
     "  run   [-s SUITE]... [-k GLOB] [--case NAME]... [--checks] [-n SAMPLES] [--warmup N]\n"
     "        [--quick] [--long] [--timeout S] [--seed N] [--junit FILE] [--junit-style "
@@ -202,6 +202,7 @@ const struct option cli_list_options[] = {
     {"qemu", required_argument, NULL, OPT_QEMU},
     {"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
     {"guest-initrd", required_argument, NULL, OPT_GUEST_INITRD},
+    {"qemu-preload", required_argument, NULL, OPT_QEMU_PRELOAD},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"long", no_argument, NULL, OPT_LONG},
     {"size", required_argument, NULL, OPT_SIZE},

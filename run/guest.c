@@ -305,8 +305,8 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("%s", s->kit->kernel);
 	ARG("-initrd");
 	ARG("%s", s->kit->initrd);
-	/* Warnings and worse on the console: a hung task, a stalled CPU or a SCSI timeout is in the
-	 * tail an ERROR shows; a clean boot prints a line or two of them. */
+	/* Errors and worse on the console (loglevel=4, what `quiet` shows): a hung task or a
+	 * stalled CPU is in the tail an ERROR shows; a clean boot prints none. */
 	snprintf(
 	    append, sizeof(append),
 	    "console=ttyS0 loglevel=4 panic=-1 memgate.disks=%u memgate.wait=%.0f memgate.hold=%g",

@@ -363,6 +363,9 @@ static const struct expectation ab_side_expectations[] = {
     {2, "/nonexistent/my qemu: No such file",
      "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate --qemu '/nonexistent/my qemu'\" "
      "-s qemu"},
+    {2, "--qemu-preload /nonexistent/trim.so: No such file",
+     "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate --qemu-preload /nonexistent/trim.so\" "
+     "-s qemu -k '*boot*'"},
     {2, "unrecognized option '--bogus'",
      "ab --base $MG_BUILD/memgate --head \"$MG_BUILD/memgate --bogus\" -s memslots"},
     {2, "a command substitution",
