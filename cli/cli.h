@@ -90,6 +90,7 @@ enum {
 	OPT_GUEST_KERNEL,
 	OPT_GUEST_INITRD,
 	OPT_QEMU_PRELOAD,
+	OPT_CUT,
 };
 
 struct cli {

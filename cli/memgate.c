@@ -147,6 +147,16 @@ static int find_qemu(struct cli *c, const struct case_inst *insts, size_t n)
 	return 0;
 }
 
+/* --cut names a metric some planned case can stop a sample of. */
+static bool cut_planned(const struct cli *c, const struct case_inst *insts, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (insts[i].def->cut_metric &&
+		    !strcmp(insts[i].def->cut_metric, c->opts.cut_metric))
+			return true;
+	return false;
+}
+
 int cli_resolve_counter(struct cli *c)
 {
 	struct mg_err err = {0};
@@ -184,6 +194,14 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 		hw_release(hw);
 		rules_release(&c->rules);
 		return ret;
+	}
+	if (c->opts.cut_value > 0 && !cut_planned(c, *insts, *n)) {
+		free(*insts);
+		hw_release(hw);
+		rules_release(&c->rules);
+		return cli_usage_error("--cut %s: no planned case can stop a sample of that metric "
+				       "(list --json names the cases' cut_metric)",
+				       c->opts.cut_metric);
 	}
 	/* A rule of --rules FILE that matches nothing is a typo, or a case this host lacks: say
 	 * so, unless the selection narrowed the cases on purpose. The embedded rules cover

@@ -36,6 +36,7 @@ static const char usage_text[] =
     "        [--baseline PATH [--baseline-runs N]] [--topology SPEC | --host DIR]\n"
     "        [--qemu PATH] [--guest auto|kvm|modelled] [--guest-exit-ns NS] [--counter C]\n"
     "        [--guest-kernel FILE] [--guest-initrd FILE] [--qemu-preload LIB]\n"
+    "        [--cut METRIC=VALUE]\n"
     "        run the cases, each in a forked child with a timeout; judge the gates, and\n"
     "        with --baseline the perf metrics against earlier runs of this host class\n"
     "  ab    --base 'BINARY [OPTIONS]' --head 'BINARY [OPTIONS]' [-s SUITE]... [-k GLOB]\n"
@@ -104,6 +105,9 @@ static const char usage_text[] =
     "                        boot (default: the kit `make` builds, build/guest/)\n"
     "      --qemu-preload LIB  LD_PRELOAD for the QEMU those boots run (a fixture that\n"
     "                        makes a regression, as a side of ab)\n"
+    "      --cut METRIC=VALUE  stop a sample of METRIC once it passes VALUE (its unit) and\n"
+    "                        count it at VALUE, where the case can (list --json:\n"
+    "                        cut_metric); ab gives head the rules' cut x base's median\n"
     "      --size SIZE       guest memory of the prealloc cases (default: min(4G, a\n"
     "                        quarter of MemAvailable))\n"
     "      --reserve-hugepages  as root, size the hugetlb pools for the planned cases;\n"
@@ -225,6 +229,7 @@ const struct option cli_run_options[] = {
     {"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
     {"guest-initrd", required_argument, NULL, OPT_GUEST_INITRD},
     {"qemu-preload", required_argument, NULL, OPT_QEMU_PRELOAD},
+    {"cut", required_argument, NULL, OPT_CUT},
     {"rules", required_argument, NULL, OPT_RULES},
     {"case", required_argument, NULL, OPT_CASE},
     {"checks", no_argument, NULL, OPT_CHECKS},
@@ -455,6 +460,22 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 		}
 		c->counter_set = true;
 		return 0;
+	case OPT_CUT: {
+		const char *eq = strchr(arg, '=');
+		char *end;
+		double bound = eq ? strtod(eq + 1, &end) : 0;
+
+		if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(c->opts.cut_metric) ||
+		    end == eq + 1 || *end || !(bound > 0 && bound < 1e15)) {
+			cli_usage_error(
+			    "--cut expects METRIC=VALUE, VALUE a positive number, got '%s'", arg);
+			return -EINVAL;
+		}
+		snprintf(c->opts.cut_metric, sizeof(c->opts.cut_metric), "%.*s", (int)(eq - arg),
+			 arg);
+		c->opts.cut_value = bound;
+		return 0;
+	}
 	case OPT_GUEST_EXIT_NS:
 		if (parse_ulong("--guest-exit-ns", arg, 1, 1000000000, &v))
 			return -EINVAL;

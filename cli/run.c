@@ -191,9 +191,11 @@ int cli_reserve_pool(const struct hw_info *hw, struct run_opts *opts, const stru
 	 * the kernel found 3 of 5 here): worth a try, not a reason to stop. A refusal for want
 	 * of root is the same for both pools and reported below.
 	 */
-	if (want && reserve_hugepages(1 << 30, want, &got, &err) && err.code != EPERM)
-		fprintf(stderr, "memgate: no 1 GiB pages for this run (the 1 GiB cases skip): %s\n",
-			err.msg);
+	if (want && reserve_hugepages(1 << 30, want, true, &got, &err) && err.code != EPERM)
+		fprintf(stderr,
+			"memgate: %" PRIu64 " free 1 GiB pages for this run (the 1 GiB cases that "
+			"need more skip): %s\n",
+			got, err.msg);
 	else if (want && !err.code)
 		fprintf(stderr,
 			"memgate: %" PRIu64 " free 1 GiB hugetlb pages for this run; the "
@@ -206,7 +208,7 @@ int cli_reserve_pool(const struct hw_info *hw, struct run_opts *opts, const stru
 			"memgate: --reserve-hugepages: no planned case uses hugetlb pages\n");
 		return 0;
 	}
-	if (reserve_hugepages(2 << 20, want, &got, &err)) {
+	if (reserve_hugepages(2 << 20, want, false, &got, &err)) {
 		fprintf(stderr, "memgate: --reserve-hugepages: %s\n", err.msg);
 		return err.code == EPERM ? EXIT_USAGE : EXIT_HARNESS;
 	}
@@ -456,6 +458,8 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 			json_object_set_new(c, "counter", json_string(counter_name(k)));
 		if (c && d->ab_samples)
 			json_object_set_new(c, "ab_samples", json_integer(d->ab_samples));
+		if (c && d->cut_metric)
+			json_object_set_new(c, "cut_metric", json_string(d->cut_metric));
 		json_array_append_new(arr, c);
 	}
 	ret = arr && !json_dumpf(arr, stdout, JSON_INDENT(1)) ? EXIT_PASSED : EXIT_HARNESS;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/text.h"
+#include "util/util.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 uapi value; older headers lack it */
@@ -117,12 +118,34 @@ static void probe_thp(struct hw_info *hw)
 	free(s);
 }
 
+/* The vendor module is read even where /dev/kvm cannot be opened: it says what KVM would be. */
+static void probe_kvm_module(struct hw_info *hw)
+{
+	static const char *const mods[] = {"kvm_intel", "kvm_amd", "kvm_pvm"};
+	char path[64];
+
+	hw->kvm_module[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
+		snprintf(path, sizeof(path), "/sys/module/%s", mods[i]);
+		if (!access(path, F_OK)) {
+			snprintf(hw->kvm_module, sizeof(hw->kvm_module), "%s", mods[i]);
+			return;
+		}
+	}
+}
+
+bool hw_kvm_boots_stock_guests(const struct hw_info *hw)
+{
+	return hw->kvm == HW_PROBE_YES && strcmp(hw->kvm_module, "kvm_pvm");
+}
+
 static void probe_kvm(struct hw_info *hw)
 {
 	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	int api;
 
 	hw->kvm = HW_PROBE_NO;
+	probe_kvm_module(hw);
 	if (fd < 0) {
 		snprintf(hw->kvm_detail, sizeof(hw->kvm_detail), "/dev/kvm: %s%s", strerror(errno),
 			 errno == EACCES   ? " (needs root or the kvm group)"

@@ -88,6 +88,10 @@ struct hw_info {
 	enum hw_probe kvm;
 	char kvm_detail[160]; /* API version and memslot limit, or why not */
 	int kvm_max_memslots;
+	/* The vendor module: kvm_intel, kvm_amd, or kvm_pvm (paging-based, offered by some cloud
+	 * VMs without hardware virtualisation; it runs only kernels built as PVM guests); "" if
+	 * none. */
+	char kvm_module[16];
 	/* The kernel's view of the CPUs, beside hwloc's (0: not known, as for a loaded topology).
 	 */
 	unsigned int n_pus_online;     /* /sys/devices/system/cpu/online */
@@ -135,6 +139,10 @@ json_t *hw_to_json(const struct hw_info *hw);
 
 /** hw_print_json() - the same as one JSON object. Returns 0 or -errno. */
 int hw_print_json(const struct hw_info *hw, FILE *out);
+
+/** hw_kvm_boots_stock_guests() - KVM is usable and runs an unmodified guest (a BIOS, a
+ * distribution kernel): not kvm_pvm, where such a kernel stalls before its first word. */
+bool hw_kvm_boots_stock_guests(const struct hw_info *hw);
 
 /** hw_source_name() - "host", "xml", "record" or "synthetic". */
 const char *hw_source_name(enum hw_source s);

@@ -57,7 +57,8 @@ static void print_host(const struct hw_info *hw, FILE *out)
 			hw->hugepages[i].size_bytes == hw->default_hugepage_bytes ? " (default)"
 										  : "");
 	fprintf(out, "thp: %s\n", hw->thp_mode[0] ? hw->thp_mode : "unknown");
-	fprintf(out, "kvm: %s (%s)\n", probe_word(hw->kvm), hw->kvm_detail);
+	fprintf(out, "kvm: %s (%s)%s%s\n", probe_word(hw->kvm), hw->kvm_detail,
+		hw->kvm_module[0] ? ", module " : "", hw->kvm_module);
 	fprintf(out, "MADV_POPULATE_WRITE: %s (%s)\n", probe_word(hw->populate_write),
 		hw->populate_detail);
 	fprintf(out, "glibc: %s\n", hw->glibc);
@@ -138,7 +139,7 @@ static json_t *host_json(const struct hw_info *hw)
 		json_array_append_new(pools, pool_json(&hw->hugepages[i]));
 	return json_pack(
 	    "{s:{s:b, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:b, s:b, s:b, s:s}, s:f, s:I, s:I,"
-	    " s:I, s:o*, s:s, s:{s:b, s:s, s:i}, s:{s:s, s:s}, s:s, s:{s:i, s:i, s:i, s:i}}",
+	    " s:I, s:o*, s:s, s:{s:b, s:s, s:i, s:s}, s:{s:s, s:s}, s:s, s:{s:i, s:i, s:i, s:i}}",
 	    "cpu", "identified", c->known, "vendor", c->vendor, "brand", c->brand, "family",
 	    c->family, "model", c->model, "stepping", c->stepping, "cores_per_package",
 	    c->cores_per_package, "logical_cpus_per_package", c->logical_cpus, "invariant_tsc",
@@ -147,10 +148,10 @@ static json_t *host_json(const struct hw_info *hw)
 	    "meminfo_available", (json_int_t)hw->meminfo_available_kib * 1024,
 	    "default_hugepage_size", (json_int_t)hw->default_hugepage_bytes, "hugepages", pools,
 	    "thp", hw->thp_mode, "kvm", "usable", hw->kvm == HW_PROBE_YES, "detail", hw->kvm_detail,
-	    "max_memslots", hw->kvm_max_memslots, "madv_populate_write", "supported",
-	    probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc", hw->glibc,
-	    "cpus", "online", (int)hw->n_pus_online, "allowed", (int)hw->n_pus_allowed, "cores",
-	    (int)hw->n_cores_sysfs, "unbindable", (int)hw->n_pus_unbindable);
+	    "max_memslots", hw->kvm_max_memslots, "module", hw->kvm_module, "madv_populate_write",
+	    "supported", probe_word(hw->populate_write), "detail", hw->populate_detail, "glibc",
+	    hw->glibc, "cpus", "online", (int)hw->n_pus_online, "allowed", (int)hw->n_pus_allowed,
+	    "cores", (int)hw->n_cores_sysfs, "unbindable", (int)hw->n_pus_unbindable);
 }
 
 json_t *hw_to_json(const struct hw_info *hw)

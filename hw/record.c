@@ -108,7 +108,8 @@ static int load_facts(struct hw_info *hw, const char *path, struct mg_err *err)
 {
 	json_t *root, *host, *pools = NULL;
 	json_error_t je;
-	const char *kernel = NULL, *thp = "", *kvm_detail = "", *pop = NULL, *pop_detail = "";
+	const char *kernel = NULL, *thp = "", *kvm_detail = "", *kvm_module = "", *pop = NULL,
+		   *pop_detail = "";
 	const char *glibc = "";
 	json_int_t total = 0, avail = 0, defsize = 0, slots = 0;
 	int kvm = 0, online = 0, allowed = 0, cores = 0, unbindable = 0, ret = 0;
@@ -120,15 +121,16 @@ static int load_facts(struct hw_info *hw, const char *path, struct mg_err *err)
 				  je.line > 0 ? je.line : 1, je.text);
 	host = json_object_get(root, "host");
 	if (json_unpack_ex(root, &je, 0, "{s?s}", "kernel", &kernel) || !json_is_object(host) ||
-	    json_unpack_ex(host, &je, 0,
-			   "{s?F, s?I, s?I, s?I, s?o, s?s, s?{s?b, s?s, s?I}, s?{s?s, s?s}, s?s,"
-			   " s:{s:i, s:i, s:i, s:i}}",
-			   "tsc_hz", &tsc, "meminfo_total", &total, "meminfo_available", &avail,
-			   "default_hugepage_size", &defsize, "hugepages", &pools, "thp", &thp,
-			   "kvm", "usable", &kvm, "detail", &kvm_detail, "max_memslots", &slots,
-			   "madv_populate_write", "supported", &pop, "detail", &pop_detail, "glibc",
-			   &glibc, "cpus", "online", &online, "allowed", &allowed, "cores", &cores,
-			   "unbindable", &unbindable)) {
+	    json_unpack_ex(
+		host, &je, 0,
+		"{s?F, s?I, s?I, s?I, s?o, s?s, s?{s?b, s?s, s?I, s?s}, s?{s?s, s?s}, s?s,"
+		" s:{s:i, s:i, s:i, s:i}}",
+		"tsc_hz", &tsc, "meminfo_total", &total, "meminfo_available", &avail,
+		"default_hugepage_size", &defsize, "hugepages", &pools, "thp", &thp, "kvm",
+		"usable", &kvm, "detail", &kvm_detail, "max_memslots", &slots, "module",
+		&kvm_module, "madv_populate_write", "supported", &pop, "detail", &pop_detail,
+		"glibc", &glibc, "cpus", "online", &online, "allowed", &allowed, "cores", &cores,
+		"unbindable", &unbindable)) {
 		ret =
 		    mg_err_set(err, EINVAL,
 			       "%s: expected memgate host facts (an object \"host\" as `memgate hw "
@@ -154,6 +156,7 @@ static int load_facts(struct hw_info *hw, const char *path, struct mg_err *err)
 	hw->kvm = kvm ? HW_PROBE_YES : HW_PROBE_NO;
 	copy_text(hw->kvm_detail, sizeof(hw->kvm_detail), kvm_detail);
 	hw->kvm_max_memslots = (int)slots;
+	copy_text(hw->kvm_module, sizeof(hw->kvm_module), kvm_module);
 	hw->populate_write = probe_of(pop);
 	copy_text(hw->populate_detail, sizeof(hw->populate_detail), pop_detail);
 	copy_text(hw->glibc, sizeof(hw->glibc), glibc);

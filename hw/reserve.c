@@ -468,7 +468,8 @@ int reserve_recover(FILE *out)
 	return done;
 }
 
-int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, struct mg_err *err)
+int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short, uint64_t *got,
+		      struct mg_err *err)
 {
 	struct hw_page_pool pool;
 	struct saved_pool *s;
@@ -514,8 +515,13 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, 
 		ret = hw_hugepage_pool(page_bytes, -1, &pool);
 	*got = ret ? 0 : pool.free;
 	if (ret || pool.free < free_wanted) {
-		take_back(&saved[--n_saved]); /* this pool only */
-		write_state();
+		/* Short: what was found stays, if asked, for the cases it is enough for (and is
+		 * taken back at exit like any reservation); else the pool is put back now. */
+		if (ret || !keep_short || !s->delta) {
+			take_back(&saved[--n_saved]); /* this pool only */
+			write_state();
+			*got = 0;
+		}
 		return mg_err_set(err, ret ? -ret : ENOMEM,
 				  "the kernel found %llu of %llu free "
 				  "hugetlb pages of %llu KiB (memory too fragmented?)",

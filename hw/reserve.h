@@ -3,6 +3,7 @@
 #ifndef MG_HW_RESERVE_H
 #define MG_HW_RESERVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,9 +31,11 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err);
  * delta, never more than is free then, so other users' pages stay. Forked children do not
  * restore. Returns 0 (with @got free pages), or -errno with @err: EPERM when not root,
  * EBUSY when another reserver held the lock too long, ENOMEM when the kernel found fewer
- * pages than asked (the pool is then put back at once).
+ * pages than asked: the pool is then put back at once, or with @keep_short the pages it did
+ * find stay, @got free pages then, for the cases they are enough for.
  */
-int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, uint64_t *got, struct mg_err *err);
+int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short, uint64_t *got,
+		      struct mg_err *err);
 
 /** reserve_restore() - take back every delta this process added. Async-signal-safe. */
 void reserve_restore(void);

@@ -280,20 +280,37 @@ struct ab_case {
 	    samples;	/* a side's samples a round when the case asks for its own (0: ab's) */
 	size_t n_gated; /* its gated metrics */
 	double alpha;	/* each gated metric's share of the run's alpha, at each look */
+	/* The metric head's side can stop a sample of (list --json: cut_metric), -1: none; its
+	 * rules' cut factor, and base's figures of it so far, whose median the bound multiplies. */
+	int cut;
+	double cut_factor, *cut_base, cut_ms;
+	size_t n_cut_base;
+	unsigned int head_cut; /* head's rounds whose figure is the bound: they were stopped */
 };
+
+/* Where head's sample of the cut metric is stopped: cut x base's median so far (0: nowhere). */
+static double cut_bound(struct ab_case *c)
+{
+	if (c->cut < 0 || c->cut_factor <= 0 || !c->n_cut_base)
+		return 0;
+	c->cut_ms = c->cut_factor * stats_median(c->cut_base, c->n_cut_base);
+	return c->cut_ms;
+}
 
 /* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
 static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
 		     unsigned int round, struct mg_err *err)
 {
-	char path[600], log[600], n[16], w[16], seed[32], line[256], t[32];
-	const char *extra[] = {"--case",     is_head ? c->head_name : c->base_name,
-			       "-n",	     n,
-			       "--warmup",   w,
-			       "--seed",     seed,
-			       "--timeout",  t,
-			       "--no-gates", "--json",
-			       path};
+	char path[600], log[600], n[16], w[16], seed[32], line[256], t[32], cut[96];
+	const char *extra[16] = {"--case",     is_head ? c->head_name : c->base_name,
+				 "-n",	       n,
+				 "--warmup",   w,
+				 "--seed",     seed,
+				 "--timeout",  t,
+				 "--no-gates", "--json",
+				 path};
+	int n_extra = 13;
+	double bound = is_head ? cut_bound(c) : 0;
 	struct hist_run r;
 	const struct hist_case *hc;
 	int status = 0, ret = 0;
@@ -308,8 +325,17 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	/* The same workload seed for both sides of a round, another for each round; a simulated
 	 * count, exact, judges one workload: the same in both of its rounds. */
 	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + (c->simulated ? 0 : round));
+	/* Head's boot past the rules' cut x base's median is stopped there and counted so. */
+	if (bound > 0) {
+		/* The bound as the side reads it back: its figure at the cut equals it exactly. */
+		snprintf(cut, sizeof(cut), "%.6g", bound);
+		bound = c->cut_ms = strtod(cut, NULL);
+		snprintf(cut, sizeof(cut), "%s=%.6g", c->metrics[c->cut].name, bound);
+		extra[n_extra++] = "--cut";
+		extra[n_extra++] = cut;
+	}
 	unlink(path);
-	ret = spawn(s, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
+	ret = spawn(s, "run", o->common, o->n_common, extra, n_extra, log,
 		    o->timeout_s + AB_SIDE_MARGIN_S, &status, err);
 	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
 	if (ret == -ETIMEDOUT) {
@@ -340,6 +366,10 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 		double v = hm && hm->n ? stats_median(hm->v, hm->n) : NAN;
 
 		(is_head ? am->head : am->base)[am->n] = v;
+		if ((int)m == c->cut && isfinite(v) && !is_head)
+			c->cut_base[c->n_cut_base++] = v;
+		else if ((int)m == c->cut && is_head && bound > 0 && v >= bound)
+			c->head_cut++;
 	}
 	if (!hc && !ret)
 		ret = mg_err_set(err, EIO, "%s (%s) ran %s but reported no such case", s->role,
@@ -415,6 +445,7 @@ static int round_of(struct ab_side *base, struct ab_side *head, const struct ab_
 
 static void case_release(struct ab_case *c)
 {
+	free(c->cut_base);
 	for (size_t m = 0; m < c->n_metrics; m++) {
 		free(c->metrics[m].base);
 		free(c->metrics[m].head);
@@ -458,6 +489,22 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 			return -ENOMEM;
 		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
 		c->n_gated += rules_tolerance(rules, c->suite, c->head_name, &def).gate;
+	}
+	c->cut = -1;
+	for (size_t m = 0; m < c->n_metrics && json_is_string(json_object_get(hc, "cut_metric"));
+	     m++) {
+		struct metric_def def = {.name = c->metrics[m].name,
+					 .unit = c->metrics[m].unit,
+					 .better = c->metrics[m].better};
+
+		if (strcmp(c->metrics[m].name,
+			   json_string_value(json_object_get(hc, "cut_metric"))))
+			continue;
+		c->cut = (int)m;
+		c->cut_factor = rules_tolerance(rules, c->suite, c->head_name, &def).cut;
+		c->cut_base = calloc(rounds + 1, sizeof(*c->cut_base));
+		if (!c->cut_base)
+			return -ENOMEM;
 	}
 	c->gated = c->n_gated > 0;
 	return 0;
@@ -547,6 +594,15 @@ static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
 		   c->simulated ? 1
 		   : c->samples ? c->samples
 				: o->samples);
+	if (c->head_cut && (int)(m - c->metrics) == c->cut) {
+		size_t used = strlen(x->how);
+
+		snprintf(
+		    x->how + used, sizeof(x->how) - used,
+		    "; %u of head's rounds were stopped at %.3g x base's median (%.6g %s, rules "
+		    "line %d) and count at that bound",
+		    c->head_cut, c->cut_factor, c->cut_ms, m->unit, x->tol.line);
+	}
 }
 
 /* The first look: flag the gated metrics it left undecided (past the tolerance, not shown). */
@@ -696,6 +752,30 @@ static int shared_cases(const struct listed *lb, const struct listed *lh, const 
 	return 0;
 }
 
+/* A gated metric no round measured on both sides is a SKIP saying why, never a silent pass. */
+static void unmeasured(const struct ab_case *c, const struct ab_opts *o, struct ab_outcome *out)
+{
+	char name[320], why[300];
+
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		const struct ab_metric *am = &c->metrics[m];
+		struct metric_def def = {.name = am->name, .unit = am->unit, .better = am->better};
+
+		if (am->n || !rules_tolerance(o->rules, c->suite, c->head_name, &def).gate)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", in_suite(c->key), am->name);
+		if (c->head_cut && c->cut >= 0)
+			snprintf(
+			    why, sizeof(why),
+			    "no round measured it on both sides: %u of head's boots were stopped "
+			    "at %.3g x base's median of %s, before it was measured",
+			    c->head_cut, c->cut_factor, c->metrics[c->cut].name);
+		else
+			snprintf(why, sizeof(why), "no round measured it on both sides");
+		extra_add(out, "ab", c->suite, name, OUTCOME_SKIP, why, 0);
+	}
+}
+
 /* Both rounds stages of one case; a side that could not measure it ends its comparison. */
 static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 		    struct ab_case *c, struct ab_outcome *out, struct mg_err *err)
@@ -723,6 +803,8 @@ static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_
 			c->metrics[m].n = 0;
 		return 0;
 	}
+	if (!ret)
+		unmeasured(c, o, out);
 	return ret;
 }
 
@@ -739,10 +821,15 @@ static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o
 	if (!j)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
+		bool compared = false;
+
+		/* Compared when any metric has rounds: a stopped boot measures only its time. */
 		for (size_t m = 0; m < cases[i].n_metrics; m++)
-			if (cases[i].metrics[m].n)
+			if (cases[i].metrics[m].n) {
 				judge_metric(&cases[i], &cases[i].metrics[m], o, true, &j[nj++]);
-		out->cases_compared += cases[i].n_metrics && cases[i].metrics[0].n;
+				compared = true;
+			}
+		out->cases_compared += compared;
 	}
 	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
 }

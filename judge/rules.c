@@ -162,8 +162,8 @@ static int parse_gate(const struct rules *r, const config_setting_t *g, struct r
 static int parse_tolerance(const struct rules *r, const config_setting_t *g,
 			   struct tolerance_rule *out, struct mg_err *err)
 {
-	static const char *const known[] = {"suite", "case",	 "metric", "unit",
-					    "ab",    "baseline", "gate",   "why"};
+	static const char *const known[] = {"suite",	"case", "metric", "unit", "ab",
+					    "baseline", "cut",	"gate",	  "why"};
 
 	if (!config_setting_is_group(g))
 		return bad(r, g, err, "a tolerance is a group { unit = ...; ab = ...; ... }");
@@ -174,11 +174,12 @@ static int parse_tolerance(const struct rules *r, const config_setting_t *g,
 	    get_string(r, g, "unit", "*", &out->unit, err) ||
 	    get_number(r, g, "ab", -1, 0, 10, &out->ab, err) ||
 	    get_number(r, g, "baseline", -1, 0, 10, &out->baseline, err) ||
+	    get_number(r, g, "cut", -1, 1, 100, &out->cut, err) ||
 	    get_bool(r, g, "gate", -1, &out->gate, err) ||
 	    get_string(r, g, "why", NULL, &out->why, err))
 		return -EINVAL;
-	if (out->ab < 0 && out->baseline < 0 && out->gate < 0)
-		return bad(r, g, err, "a tolerance sets nothing: give ab, baseline or gate");
+	if (out->ab < 0 && out->baseline < 0 && out->cut < 0 && out->gate < 0)
+		return bad(r, g, err, "a tolerance sets nothing: give ab, baseline, cut or gate");
 	out->line = config_setting_source_line(g);
 	return 0;
 }
@@ -342,6 +343,8 @@ struct tolerance rules_tolerance(const struct rules *r, const char *suite, const
 			t.ab = tr->ab;
 		if (tr->baseline >= 0)
 			t.baseline = tr->baseline;
+		if (tr->cut >= 0)
+			t.cut = tr->cut;
 		if (tr->gate >= 0)
 			t.gate = tr->gate;
 		t.why = tr->why;

@@ -25,7 +25,8 @@ struct rules_gate {
 struct tolerance_rule {
 	const char *suite, *cases, *metric, *unit; /* globs; "*" when left out */
 	double ab, baseline; /* fractions (0.05: 5% worse allowed); < 0 when not set */
-	int gate;	     /* 1 or 0; -1 when not set */
+	double cut; /* ab: head's sample is stopped at cut x base's median; < 0 when not set */
+	int gate;   /* 1 or 0; -1 when not set */
 	const char *why;
 	int line;
 };
@@ -33,6 +34,7 @@ struct tolerance_rule {
 /* The tolerances in effect for one metric: the last matching rule for each field. */
 struct tolerance {
 	double ab, baseline;
+	double cut;	 /* 0: none; else ab stops head's sample at cut x base's median */
 	bool gate;	 /* false: reported, never failed */
 	const char *why; /* of the last rule that matched */
 	int line;

@@ -79,6 +79,9 @@ struct case_def {
 	/* ab: the samples a side takes a round (0: ab's -n), with no warm-up: where a sample is
 	 * a whole guest boot, the rounds are the replicates. */
 	unsigned int ab_samples;
+	/* A metric whose sample the case can stop at a bound (run --cut METRIC=VALUE), counting it
+	 * at the bound; ab gives head's side the rules' cut x base's median (NULL: none). */
+	const char *cut_metric;
 	/*
 	 * The parameter matrix, built from the host: fills at most @max sets and returns how
 	 * many. NULL means one instance without parameters.
@@ -130,6 +133,8 @@ struct run_opts {
 	const struct qemu_bin *qemu;  /* the qemu suite's QEMU (NULL or an empty path: none) */
 	const struct guest_kit *kit;  /* what its boot cases boot (NULL or no kernel: none) */
 	const char *qemu_preload;     /* --qemu-preload: LD_PRELOAD for the QEMU it boots */
+	char cut_metric[48];	      /* --cut: a sample of this metric stops at cut_value */
+	double cut_value;	      /* in the metric's unit; 0: no cut */
 	enum run_guest guest;	      /* --guest */
 	uint64_t guest_exit_ns;	      /* --guest-exit-ns: a modelled exit; 0: GUEST_MODEL_EXIT_NS */
 	enum counter_kind counter;    /* --counter, resolved: what counted cases count with */

@@ -202,6 +202,8 @@ static void qemu_faults(pid_t pid, uint64_t *minflt, uint64_t *majflt)
 struct reader {
 	struct proc *p;
 	struct guest_boot *out;
+	int64_t cut_ns;		    /* launch + the cut; 0: none */
+	volatile sig_atomic_t stop; /* set at the cut: proc_watch kills QEMU */
 	char line[512];
 	size_t used;
 	size_t tail_used;
@@ -264,6 +266,22 @@ static void on_console(void *arg, const char *data, size_t n)
 	}
 }
 
+/* Past the cut without every disk reported: stop. Returns the wait until the cut, in ms. */
+static int on_tick(void *arg)
+{
+	struct reader *r = arg;
+	int64_t left_ns;
+
+	if (!r->cut_ns || r->out->con.disks >= 0)
+		return -1;
+	left_ns = r->cut_ns - util_now_ns();
+	if (left_ns <= 0) {
+		r->stop = 1;
+		return 0;
+	}
+	return (int)(left_ns / 1000000 + 1);
+}
+
 /* The arguments of a boot, each malloc()ed, in @argv (NULL-ended); 0 or -ENOMEM. */
 static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 {
@@ -289,7 +307,7 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
 	ARG("-smp");
 	ARG("%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
-	/* The RCU thread by name, for a fixture that looks for it. */
+	/* Threads named (CPU 0/TCG, ...) for whoever looks at a hung QEMU with gdb or ps. */
 	ARG("-name");
 	ARG("memgate-guest,debug-threads=on");
 	ARG("-nodefaults");
@@ -317,11 +335,12 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 		ARG("-device");
 		ARG("pci-bridge,id=br%u,chassis_nr=%u", b, b + 1);
 	}
-	/* Modern virtio only: no I/O-port BAR each, which sixty of would not fit. */
+	/* Modern virtio only: no I/O-port BAR each, which sixty of would not fit; two MSI-X
+	 * vectors each, which sixty of fit one vCPU (GUEST_VCPUS). */
 	for (unsigned int d = 0; d < s->disks; d++) {
 		ARG("-device");
-		ARG("virtio-scsi-pci,id=scsi%u,bus=br%u,addr=0x%x,disable-legacy=on", d,
-		    d / DISKS_PER_BRIDGE, d % DISKS_PER_BRIDGE + 1);
+		ARG("virtio-scsi-pci,id=scsi%u,bus=br%u,addr=0x%x,disable-legacy=on,vectors=%u", d,
+		    d / DISKS_PER_BRIDGE, d % DISKS_PER_BRIDGE + 1, GUEST_DISK_VECTORS);
 		ARG("-blockdev");
 		ARG("null-co,node-name=disk%u,size=1073741824", d);
 		ARG("-device");
@@ -363,12 +382,22 @@ int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct m
 	if (!ret) {
 		r.p = &p;
 		p.on_out = on_console;
+		p.on_tick = on_tick;
 		p.cb_arg = &r;
-		if (proc_watch(&p, p.started_ns + (int64_t)(s->timeout_s * 1e9), NULL) ==
-		    -ETIMEDOUT)
+		r.cut_ns = s->cut_s > 0 ? p.started_ns + (int64_t)(s->cut_s * 1e9) : 0;
+		ret = proc_watch(&p, p.started_ns + (int64_t)(s->timeout_s * 1e9), &r.stop);
+		if (ret == -EINTR) {
+			out->cut = true;
+			ret = mg_err_set(err, ECANCELED,
+					 "cut at %.1f s, before the guest had seen its disks",
+					 s->cut_s);
+		} else if (ret == -ETIMEDOUT) {
 			ret = mg_err_set(err, ETIMEDOUT, "the guest did not finish within %.0f s%s",
 					 s->timeout_s,
 					 out->con.init_s < 0 ? " (its init never started)" : "");
+		} else if (ret) {
+			ret = mg_err_set(err, -ret, "watching QEMU: %s", strerror(-ret));
+		}
 		if (r.used)
 			on_line(&r); /* a last line without its newline */
 		out->status = p.status;

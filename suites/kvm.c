@@ -369,19 +369,12 @@ static int prepare_sides(struct memslots_case *mc, char *what, size_t what_len)
 	return ret || !mc->have_ref ? ret : prepare(&ref, &mc->vm, mc->slots, what, what_len);
 }
 
-/* Which KVM this is: the vendor module loaded (kvm_intel, kvm_amd, or kvm_pvm, the
- * paging-based one some cloud VMs offer without hardware virtualization). */
-static const char *kvm_module(void)
+/* Which KVM this is: kvm_intel, kvm_amd or kvm_pvm (see hw.h). */
+static void prop_kvm_module(struct case_ctx *ctx)
 {
-	static const char *const mods[] = {"kvm_intel", "kvm_amd", "kvm_pvm"};
-	char path[64];
+	const char *mod = case_hw(ctx)->kvm_module;
 
-	for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
-		snprintf(path, sizeof(path), "/sys/module/%s", mods[i]);
-		if (!access(path, F_OK))
-			return mods[i];
-	}
-	return "unknown";
+	case_prop(ctx, "kvm_module", "%s", mod[0] ? mod : "unknown");
 }
 
 static void perf_memslots(struct case_ctx *ctx)
@@ -428,7 +421,7 @@ static void perf_memslots(struct case_ctx *ctx)
 	for (unsigned int m = 0; m < M_MEMSLOTS; m++)
 		case_counter(ctx, m, "tsc");
 	case_prop(ctx, "tsc_mhz", "%.3f", case_hw(ctx)->tsc_hz / 1e6);
-	case_prop(ctx, "kvm_module", "%s", kvm_module());
+	prop_kvm_module(ctx);
 	case_prop(ctx, "kvm_cap_nr_memslots", "%d", case_hw(ctx)->kvm_max_memslots);
 	case_prop(ctx, "slot_mib", "%llu", SLOT_BYTES >> 20);
 	case_prop(ctx, "ops_per_kind", "%u", ops_at(mc.slots));
@@ -720,7 +713,7 @@ static void perf_busy(struct case_ctx *ctx)
 	for (unsigned int m = 0; m < M_BUSY; m++)
 		case_counter(ctx, m, m < M_BUSY_INSERT_MEDIAN ? "clock" : "tsc");
 	case_prop(ctx, "tsc_mhz", "%.3f", case_hw(ctx)->tsc_hz / 1e6);
-	case_prop(ctx, "kvm_module", "%s", kvm_module());
+	prop_kvm_module(ctx);
 	case_prop(ctx, "slots_per_round", "%d", BUSY_SLOTS);
 	case_prop(ctx, "guest_pages_touched", "%d", PAGES_PER_PASS);
 	case_prop(ctx, "vcpu_pu", "%d", bc->g.cpu);

@@ -76,6 +76,18 @@ bool pool_short(struct case_ctx *ctx, int k, uint64_t pages)
 
 	if (have >= pages)
 		return false;
+	/* Reserved and still short: the kernel found too few, which asking again will not fix. */
+	if (case_opts(ctx)->hugepages_reserved) {
+		case_skip(ctx,
+			  "the %s pool has %" PRIu64 " free pages, %" PRIu64 " needed: "
+			  "--reserve-hugepages could not get more, the kernel found too few%s",
+			  kinds[k].name, have, pages,
+			  kinds[k].page >= (1u << 30)
+			      ? " (1 GiB pages are surest reserved at boot: hugepagesz=1G "
+				"hugepages=N on the kernel command line)"
+			      : "");
+		return true;
+	}
 	case_skip(ctx,
 		  "the %s pool has %" PRIu64 " free pages, %" PRIu64 " needed: run with "
 		  "--reserve-hugepages as root (2 MiB), or reserve them: echo N > "

@@ -473,6 +473,7 @@ static const struct case_def qemu_cases[] = {
 		.metrics = qemu_boot_metrics,
 		.n_metrics = QB_METRICS,
 		.ab_samples = 1,
+		.cut_metric = "boot.disks_ms",
 		.expand = qemu_boot_expand,
 		.run = qemu_boot_run},
 };

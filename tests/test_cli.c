@@ -304,11 +304,11 @@ static void test_rcu_suite(void **state)
 /* The rules: printed, replaced, refused with file and line when bad. */
 static void test_rules_cli(void **state)
 {
-	char dir[] = "/tmp/memgate-rules-XXXXXX", bad[64], good[64], args[256];
+	char dir[128], bad[192], good[192], args[256];
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "rules")));
 	expect(0, "impl_vs_heapsort[capacity=128]", "rules");
 	expect(0, "(embedded rules) (14 gates", "rules");
 	snprintf(bad, sizeof(bad), "%s/bad.conf", dir);
@@ -435,12 +435,12 @@ static void scale_samples(const char *from, const char *to, double k)
  */
 static void test_history_cli(void **state)
 {
-	char dir[] = "/tmp/memgate-hist-XXXXXX", args[1024], a[64], b[64], other[64], hist[64];
+	char dir[128], args[1024], a[192], b[192], other[192], hist[192];
 	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 8";
 	char cmd[1024];
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "hist")));
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
 	snprintf(other, sizeof(other), "%s/other.json", dir);
@@ -539,7 +539,7 @@ static void samples_of(const char *path, char *buf, size_t len)
  */
 static void test_counter_cli(void **state)
 {
-	char dir[] = "/tmp/memgate-counter-XXXXXX", args[1024], a[96], b[96], sa[8192], sb[8192];
+	char dir[128], args[1024], a[192], b[192], sa[8192], sb[8192];
 	const char *ops = "-s rcu -k '*ops*'";
 	char *out;
 	int st;
@@ -563,7 +563,7 @@ static void test_counter_cli(void **state)
 		skip_because("valgrind cannot run an AddressSanitizer build");
 	if (system("command -v valgrind >/dev/null 2>&1"))
 		skip_because("valgrind is not installed (ci/install-deps.sh installs it)");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "counter")));
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
 	snprintf(args, sizeof(args), "run %s --counter simulated --json %s", ops, a);
@@ -587,7 +587,7 @@ static void test_counter_cli(void **state)
 /* calibrate files a host class's noise; ab reads it, says when it uses it, refuses a bad one. */
 static void test_calibrate_cli(void **state)
 {
-	char dir[] = "/tmp/memgate-calib-XXXXXX", args[1024], cmd[1400], file[1200];
+	char dir[128], args[1024], cmd[1400], file[1200];
 	const char *sel = "-s memslots -k '*update.growth*' -n 1 --warmup 0";
 	char *out, *path, *end;
 
@@ -598,7 +598,7 @@ static void test_calibrate_cli(void **state)
 	expect(2, "--spread expects a fraction", "model --spread 2");
 	expect(0, "medians of 5, flag, 5 fresh, Holm",
 	       "model --runs 10 --spread 0.03 --metrics 20");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "calib")));
 	snprintf(args, sizeof(args), "calibrate --history %s --runs 2 --rounds 2 %s", dir, sel);
 	assert_int_equal(memgate(&out, "%s", args), 0);
 	path = strstr(out, dir);
@@ -634,12 +634,12 @@ static void test_calibrate_cli(void **state)
  */
 static void test_nothing_compared(void **state)
 {
-	char dir[] = "/tmp/memgate-nothing-XXXXXX", args[1024], a[64], b[64], hist[64];
+	char dir[128], args[1024], a[192], b[192], hist[192];
 	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4";
 	char cmd[1024];
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "nothing")));
 	snprintf(a, sizeof(a), "%s/a.json", dir);
 	snprintf(b, sizeof(b), "%s/b.json", dir);
 	snprintf(hist, sizeof(hist), "%s/hist", dir);
@@ -733,12 +733,12 @@ static void test_ab_hung_qemu_leaves_nothing(void **state)
  * read-only file replaced, bad paths refused before anything runs. */
 static void test_report_files(void **state)
 {
-	char dir[] = "/tmp/memgate-reports-XXXXXX", p[160], victim[160], link[160], args[1024];
+	char dir[128], p[160], victim[160], link[160], args[1024];
 	struct stat st;
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "reports")));
 	expect(0, NULL, "run -s hw -k '*pu_count*' --junit /dev/null --json /dev/null");
 	assert_int_equal(stat("/dev/null", &st), 0);
 	assert_true(S_ISCHR(st.st_mode));
@@ -844,14 +844,14 @@ static int csv_fields(char *line, char f[][160], int max)
 /* --csv: one file per suite and unit, a row of labels and a row of medians, as Plot reads. */
 static void test_csv_for_plot(void **state)
 {
-	char dir[] = "/tmp/memgate-csv-XXXXXX", args[512], head[8192], vals[8192];
+	char dir[128], args[512], head[8192], vals[8192];
 	static char labels[64][160], values[64][160];
 	int n_labels, n_values;
 	bool found = false;
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "csv")));
 	snprintf(args, sizeof(args),
 		 "run -s memslots -k 'memslots.update.growing[[]capacity=128,impl=shift]' -n 3 "
 		 "--warmup 0 --csv %s/plots",
@@ -1143,7 +1143,7 @@ static void test_host_records(void **state)
 {
 	DIR *d = opendir(HOSTS_DIR);
 	struct dirent *e;
-	char dir[] = "/tmp/memgate-record-XXXXXX", path[64], args[128], topo[PATH_MAX], *out;
+	char dir[128], path[192], args[192], topo[PATH_MAX], *out;
 	FILE *f;
 	int n = 0;
 
@@ -1177,7 +1177,7 @@ static void test_host_records(void **state)
 	/* Bad records: exit 2, naming the file and what was expected. */
 	expect(2, "host.json: No such file", "hw --host /nonexistent");
 	expect(2, "--topology and --host each name", "hw --host x --topology y");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "record")));
 	snprintf(path, sizeof(path), "%s/host.json", dir);
 	f = fopen(path, "w");
 	assert_non_null(f);
@@ -1198,10 +1198,10 @@ static void test_host_records(void **state)
 static void test_record_roundtrip(void **state)
 {
 	static const char *const files[] = {"topology.xml", "cpuid.raw", "host.json"};
-	char dir[] = "/tmp/memgate-record-XXXXXX", path[64], *here, *there;
+	char dir[128], path[192], *here, *there;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "record")));
 	snprintf(path, sizeof(path), "hw --record %s", dir);
 	expect(0, "recorded this host in", path);
 	assert_int_equal(memgate(&here, "list"), 0);
@@ -1231,6 +1231,16 @@ static char *slurp(const char *path)
 	}
 	fclose(f);
 	return buf;
+}
+
+/* Write @text to @path, replacing it. */
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
 }
 
 /*
@@ -1418,6 +1428,7 @@ static unsigned int procs_with(const char *needle)
 static void test_qemu_boot(void **state)
 {
 	char kernel[PATH_MAX];
+	char *out, *held;
 	const char *garbage = test_tmp("not-an-initramfs");
 	FILE *f = fopen(garbage, "w");
 
@@ -1429,6 +1440,9 @@ static void test_qemu_boot(void **state)
 	       "list -s qemu --guest-kernel /nonexistent/vmlinuz");
 	expect(2, "--qemu-preload /nonexistent/trim.so: No such file",
 	       "run -s qemu -k '*boot*' --qemu-preload /nonexistent/trim.so");
+	expect(2, "--cut expects METRIC=VALUE", "run -s qemu -k '*boot*' --cut boot.disks_ms");
+	expect(2, "--cut boot.init_ms: no planned case can stop a sample of that metric",
+	       "run -s qemu -k '*boot*' --cut boot.init_ms=100");
 	if (!on_path("qemu-system-x86_64"))
 		skip_because("no qemu-system-x86_64 on PATH (ci/install-deps.sh installs Debian's "
 			     "qemu-system-x86)");
@@ -1444,6 +1458,24 @@ static void test_qemu_boot(void **state)
 	       "run -s qemu -k '*boot*disks=1*' -n 1 --warmup 0 --guest-initrd "
 	       "$MG_TMP/not-an-initramfs");
 	assert_int_equal(procs_with(garbage), 0);
+	/* A bound no kernel boots within (ab's --cut for head): stopped, counted at it, PASS. */
+	expect(0, "1 of the 1-disk boots stopped at 50 ms (--cut)",
+	       "run -s qemu -k '*boot*disks=1*' -n 1 --warmup 0 --cut boot.disks_ms=50");
+	/* ab gives head that bound from base's rounds (the rules' cut x base's median so far);
+	 * head is a wrapper that writes down what it was asked. */
+	write_text(test_tmp("cut.conf"),
+		   "version = 1;\ntolerances = ( { suite = \"qemu\"; metric = "
+		   "\"boot.disks_ms\"; cut = 1.0; why = \"test\"; } );\n");
+	write_text(test_tmp("head.sh"), "#!/bin/sh\necho \"$*\" >>\"$MG_TMP/head-args\"\n"
+					"exec \"$MG_BUILD/memgate\" \"$@\"\n");
+	memgate(&out, "ab --base $MG_BUILD/memgate --head \"sh $MG_TMP/head.sh\" -s qemu -k "
+		      "'*boot[[]disks=1]*' --rounds 2 --confirm-rounds 2 --rules $MG_TMP/cut.conf");
+	held = slurp(test_tmp("head-args"));
+	if (!held || !strstr(held, " --cut boot.disks_ms="))
+		fail_msg("head's runs were not given a cut (ab said:\n%s)\n%s", out,
+			 held ? held : "");
+	free(held);
+	free(out);
 }
 
 /* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
@@ -1465,7 +1497,7 @@ static void test_kvm_suite(void **state)
 /* The boot's vCPU: modelled wherever it is asked for, KVM's only where /dev/kvm works. */
 static void test_boot_guest_paths(void **state)
 {
-	char dir[] = "/tmp/memgate-guest-XXXXXX", args[1024], path[64], *json, *out;
+	char dir[128], args[1024], path[192], *json, *out;
 	const char *boot = "run -s rcu -k 'rcu.perf.boot[[]disks=1,*' -n 2 --warmup 0";
 	bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
 	int st;
@@ -1474,7 +1506,7 @@ static void test_boot_guest_paths(void **state)
 	if (test_under_asan())
 		skip_because(
 		    "under AddressSanitizer malloc is ASan's: the boot SKIPs (test_rcu_suite)");
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "guest")));
 	snprintf(path, sizeof(path), "%s/r.json", dir);
 	snprintf(args, sizeof(args), "%s --guest modelled --json %s", boot, path);
 	expect(0, "PASS  rcu.perf.boot[disks=1,", args);

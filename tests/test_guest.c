@@ -189,13 +189,44 @@ static void test_boot_too_few_disks(void **state)
 	assert_int_equal(b.con.disks, 1);
 }
 
+/* --cut: a boot whose disks have not all shown by the cut is stopped there (and counted at the
+ * bound by its case); one past its disks by then runs to its end. */
+static void test_boot_cut(void **state)
+{
+	static const struct guest_kit kit = {.kernel = "/nonexistent/k",
+					     .initrd = "/nonexistent/i"};
+	const char *slow = fake_qemu("slow.sh", "echo 'memgate-guest: init uptime=0.5'\n"
+						"exec sleep 60");
+	const char *held = fake_qemu("held.sh", "trap 'exit 0' TERM\n"
+						"echo 'memgate-guest: init uptime=0.5'\n"
+						"echo 'memgate-guest: disks=2 uptime=0.6'\n"
+						"sleep 1\n"
+						"echo 'memgate-guest: done'\n"
+						"while :; do sleep 0.05; done");
+	struct guest_boot_spec s = {
+	    .qemu = slow, .kit = &kit, .disks = 2, .timeout_s = 30, .cut_s = 0.3};
+	struct guest_boot b;
+	struct mg_err err = {0};
+
+	(void)state;
+	assert_int_equal(guest_boot(&s, &b, &err), -ECANCELED);
+	assert_true(b.cut);
+	assert_non_null(strstr(err.msg, "cut at 0.3 s"));
+	assert_true(b.wall_ms < 30e3);
+	s.qemu = held;
+	assert_int_equal(guest_boot(&s, &b, &err), 0);
+	assert_false(b.cut);
+	assert_true(b.con.done);
+	assert_int_equal(b.con.disks, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_console_lines),      cmocka_unit_test(test_console_errors),
 	    cmocka_unit_test(test_kit_find),	       cmocka_unit_test(test_boot_done),
 	    cmocka_unit_test(test_boot_panic),	       cmocka_unit_test(test_boot_silent),
-	    cmocka_unit_test(test_boot_too_few_disks),
+	    cmocka_unit_test(test_boot_too_few_disks), cmocka_unit_test(test_boot_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -99,8 +99,8 @@ static void write_file(const char *path, const char *text)
 
 static void test_bad_input(void **state)
 {
-	char path[] = "/tmp/memgate-topo-XXXXXX";
-	int fd = mkstemp(path);
+	char path[128];
+	int fd = mkstemp(test_tmp_template(path, sizeof(path), "topo"));
 	struct hw_info hw;
 	struct mg_err err;
 	char want[300];
@@ -126,13 +126,49 @@ static void test_bad_input(void **state)
 	assert_non_null(strstr(err.msg, "synthetic topology"));
 }
 
+/* Which KVM a recorded host had, and whether the boot cases may use it: kvm_pvm runs only PVM
+ * guests (a stock kernel stalls in its decompressor there), so its guests get TCG. */
+static void test_kvm_module(void **state)
+{
+	static const struct {
+		const char *record, *module;
+		bool boots;
+	} hosts[] = {
+	    {"tests/hosts/amd-epyc-vm-kvm-pvm", "kvm_pvm", false},
+	    {"tests/hosts/intel-2s-sandybridge-kvm", "kvm_intel", true},
+	    {"tests/hosts/amd-turin-vm-nokvm", "", false},
+	};
+	struct hw_info hw;
+	struct mg_err err;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(hosts); i++) {
+		if (hw_load_record(&hw, hosts[i].record, &err))
+			fail_msg("%s: %s", hosts[i].record, err.msg);
+		assert_string_equal(hw.kvm_module, hosts[i].module);
+		assert_int_equal(hw_kvm_boots_stock_guests(&hw), hosts[i].boots);
+		hw_release(&hw);
+	}
+	/* This host: the module named is the one loaded, whether or not /dev/kvm opens. */
+	assert_int_equal(hw_detect(&hw, NULL, &err), 0);
+	if (hw.kvm_module[0]) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/module/%s", hw.kvm_module);
+		assert_int_equal(access(path, F_OK), 0);
+	} else {
+		/* No module known: KVM is taken at its word. */
+		assert_int_equal(hw_kvm_boots_stock_guests(&hw), hw.kvm == HW_PROBE_YES);
+	}
+	hw_release(&hw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_host),
-	    cmocka_unit_test(test_shared_xml),
-	    cmocka_unit_test(test_synthetic),
-	    cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_host),       cmocka_unit_test(test_shared_xml),
+	    cmocka_unit_test(test_synthetic),  cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_kvm_module),
 	};
 
 	return cmocka_run_group_tests_name("hw", tests, NULL, NULL);

@@ -108,7 +108,7 @@ static void test_running_out(void **state)
 	if (before != 0)
 		skip_because("the 2 MiB pool is in use (%llu pages): not touching it",
 			     (unsigned long long)before);
-	assert_int_equal(reserve_hugepages(2 * MIB, 16, &got, &err), 0);
+	assert_int_equal(reserve_hugepages(2 * MIB, 16, false, &got, &err), 0);
 	signal(SIGBUS, mine);
 	for (int m = 0; m < 2; m++) {
 		size_t size = 24 * 2 * MIB;
@@ -155,7 +155,7 @@ static void test_restore_on_signal(void **state)
 		uint64_t got;
 		struct mg_err err;
 
-		if (reserve_hugepages(2 * MIB, before + 8, &got, &err))
+		if (reserve_hugepages(2 * MIB, before + 8, false, &got, &err))
 			_exit(3);
 		raise(SIGTERM);
 		_exit(4); /* not reached: SIGTERM ends the process after the restore */
@@ -201,7 +201,7 @@ static int reserve_eight(void *before)
 	struct mg_err err;
 	uint64_t got;
 
-	return reserve_hugepages(2 * MIB, *(uint64_t *)before + 8, &got, &err);
+	return reserve_hugepages(2 * MIB, *(uint64_t *)before + 8, false, &got, &err);
 }
 
 /*

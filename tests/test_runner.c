@@ -322,11 +322,11 @@ static void assert_xpath_has(xmlDocPtr doc, const char *expr, const char *part)
 }
 
 /* Write the shared run as JUnit in @style to a new file named in @path, and parse it back. */
-static xmlDocPtr junit_doc(enum junit_style style, char *path)
+static xmlDocPtr junit_doc(enum junit_style style, char *path, size_t len)
 {
 	struct report_run rep;
 	struct mg_err err;
-	int fd = mkstemp(path);
+	int fd = mkstemp(test_tmp_template(path, len, "junit"));
 	xmlDocPtr doc;
 
 	assert_true(fd >= 0);
@@ -340,8 +340,8 @@ static xmlDocPtr junit_doc(enum junit_style style, char *path)
 
 static void test_junit_jenkins(void **state)
 {
-	char path[] = "/tmp/memgate-junit-XXXXXX";
-	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path);
+	char path[128];
+	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path, sizeof(path));
 
 	(void)state;
 	assert_xpath(doc, "string(//testsuite/@tests)", "11");
@@ -370,8 +370,8 @@ static void test_junit_jenkins(void **state)
 
 static void test_junit_ant(void **state)
 {
-	char path[] = "/tmp/memgate-junit-XXXXXX";
-	xmlDocPtr doc = junit_doc(JUNIT_ANT, path);
+	char path[128];
+	xmlDocPtr doc = junit_doc(JUNIT_ANT, path, sizeof(path));
 
 	(void)state;
 	/* Ant has no per-case output: it moves to the suite, under each case's name. */
@@ -387,8 +387,8 @@ static void test_junit_ant(void **state)
 static void test_time_format(void **state)
 {
 	regex_t re;
-	char path[] = "/tmp/memgate-junit-XXXXXX";
-	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path);
+	char path[128];
+	xmlDocPtr doc = junit_doc(JUNIT_JENKINS, path, sizeof(path));
 	xmlXPathContextPtr ctx = xmlXPathNewContext(doc);
 	xmlXPathObjectPtr o;
 
@@ -415,8 +415,8 @@ static void test_json_report(void **state)
 {
 	struct report_run rep;
 	struct mg_err err;
-	char path[] = "/tmp/memgate-json-XXXXXX";
-	int fd = mkstemp(path);
+	char path[128];
+	int fd = mkstemp(test_tmp_template(path, sizeof(path), "json"));
 	json_t *root, *arr;
 	json_error_t jerr;
 	size_t i;

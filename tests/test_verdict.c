@@ -108,7 +108,8 @@ static const char good_rules[] =
     "tolerances = (\n"
     "  { unit = \"*\"; ab = 0.10; baseline = 0.30; why = \"default\"; },\n"
     "  { unit = \"cycles\"; ab = 0.05; why = \"cycles\"; },\n"
-    "  { case = \"s.x.noisy*\"; gate = false; why = \"bimodal\"; }\n"
+    "  { case = \"s.x.noisy*\"; gate = false; why = \"bimodal\"; },\n"
+    "  { metric = \"t\"; cut = 5; why = \"stopped at 5x\"; }\n"
     ");\n";
 
 static void expect_bad(const char *text, const char *want)
@@ -142,9 +143,11 @@ static void test_rules(void **state)
 	/* The last matching rule sets each field; what it leaves out comes from before. */
 	t = rules_tolerance(&r, "s", "s.x.a", &cyc);
 	assert_true(t.ab == 0.05 && t.baseline == 0.30 && t.gate);
+	t = rules_tolerance(&r, "s", "s.x.a", &cyc);
+	assert_true(t.cut == 0);
 	t = rules_tolerance(&r, "s", "s.x.a", &ms);
-	assert_true(t.ab == 0.10 && t.gate);
-	t = rules_tolerance(&r, "s", "s.x.noisy[k=1]", &ms);
+	assert_true(t.ab == 0.10 && t.gate && t.cut == 5);
+	t = rules_tolerance(&r, "s", "s.x.noisy[k=1]", &cyc);
 	assert_false(t.gate);
 	assert_string_equal(t.why, "bimodal");
 	rules_release(&r);
@@ -156,6 +159,8 @@ static void test_rules(void **state)
 		   "bad.conf:4: gate kind 'fastest': expected");
 	expect_bad("version = 1;\ntolerances = ( { unit = \"ms\"; ab = \"5%\"; why = \"w\"; } );",
 		   "bad.conf:2: 'ab' expects a number from 0 to 10");
+	expect_bad("version = 1;\ntolerances = ( { unit = \"ms\"; cut = 0.5; why = \"w\"; } );",
+		   "bad.conf:2: 'cut' expects a number from 1 to 100");
 	expect_bad("version = 1;\ntolerances = ( { unit = \"ms\"; abb = 0.1; why = \"w\"; } );",
 		   "unknown setting 'abb' in a tolerance");
 	expect_bad("version = 2;", "'version = 1;' expected");
@@ -186,7 +191,7 @@ static void write_results(const char *path, const char *hash, const double *v, s
 
 static void test_history_and_compare(void **state)
 {
-	char dir[] = "/tmp/memgate-test-XXXXXX", pa[64], pb[64], pc[64];
+	char dir[128], pa[192], pb[192], pc[192];
 	double a[12], b[12], c[12];
 	struct hist_run runs[3];
 	struct judged *j = NULL;
@@ -195,7 +200,7 @@ static void test_history_and_compare(void **state)
 	size_t nj = 0;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "test")));
 	snprintf(pa, sizeof(pa), "%s/a.json", dir);
 	snprintf(pb, sizeof(pb), "%s/b.json", dir);
 	snprintf(pc, sizeof(pc), "%s/c.json", dir);
@@ -366,7 +371,7 @@ static void test_rounds_verdicts(void **state)
 /* A calibration: gathered from A/A rounds, filed, read back, found; bad files refused. */
 static void test_calibration(void **state)
 {
-	char dir[] = "/tmp/memgate-calib-XXXXXX", path[256], cmd[300];
+	char dir[128], path[256], cmd[300];
 	const char *name = "memslots.update.growth[impl=shift]";
 	double b[10], h[10];
 	struct calib_acc *acc = NULL;
@@ -379,7 +384,7 @@ static void test_calibration(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "calib")));
 	for (unsigned int run = 0; run < 4; run++) {
 		around(b, 10, 100, 0.04, run);
 		around(h, 10, 100, 0.04, run + 5);

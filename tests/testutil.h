@@ -69,6 +69,17 @@ static inline const char *test_tmp_dir(void)
 	return test_tmp_dir_path;
 }
 
+/* A mkdtemp() template for a folder of @what's inside test_tmp_dir(), in @buf: whatever an
+ * assertion leaves there goes with the program's folder at exit. */
+static inline char *test_tmp_template(char *buf, size_t len, const char *what)
+{
+	if (snprintf(buf, len, "%s/%s-XXXXXX", test_tmp_dir(), what) >= (int)len) {
+		fprintf(stderr, "# %s: a temporary path longer than %zu bytes\n", what, len);
+		abort();
+	}
+	return buf;
+}
+
 /* @name inside test_tmp_dir(); eight results may be held at once. */
 static inline const char *test_tmp(const char *name)
 {
