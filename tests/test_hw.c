@@ -126,6 +126,26 @@ static void test_bad_input(void **state)
 	assert_non_null(strstr(err.msg, "synthetic topology"));
 }
 
+/* Without /dev/kvm: no KVM, no KVM boots, the module still named from /sys; 0 when so. */
+static int detect_without_kvm(void *arg)
+{
+	const char *module = arg;
+	struct hw_info hw;
+	struct mg_err err;
+	int r = 0;
+
+	if (hw_detect(&hw, NULL, &err))
+		return 1;
+	if (hw.kvm != HW_PROBE_NO || !strstr(hw.kvm_detail, "No such file"))
+		r = 2;
+	else if (hw_kvm_boots_stock_guests(&hw))
+		r = 3;
+	else if (strcmp(hw.kvm_module, module))
+		r = 4;
+	hw_release(&hw);
+	return r;
+}
+
 /* Which KVM a recorded host had, and whether the boot cases may use it: kvm_pvm runs only PVM
  * guests (a stock kernel stalls in its decompressor there), so its guests get TCG. */
 static void test_kvm_module(void **state)
@@ -159,6 +179,16 @@ static void test_kvm_module(void **state)
 	} else {
 		/* No module known: KVM is taken at its word. */
 		assert_int_equal(hw_kvm_boots_stock_guests(&hw), hw.kvm == HW_PROBE_YES);
+	}
+	/* The other side of the fact on this host: /dev/kvm hidden in a namespace of our own. */
+	if (hw.kvm == HW_PROBE_YES) {
+		char why[128];
+		int r = test_without_dev(detect_without_kvm, hw.kvm_module, why, sizeof(why));
+
+		if (r >= 0)
+			assert_int_equal(r, 0);
+		else
+			printf("# not checked without /dev/kvm: %s\n", why);
 	}
 	hw_release(&hw);
 }

@@ -130,17 +130,32 @@ static void test_guest_exits(void **state)
 }
 
 /* Without /dev/kvm guest_open() says so, and leaves nothing open. */
-static void test_guest_missing_kvm(void **state)
+/* Without /dev/kvm: guest_open fails saying which file; 0 when it did. */
+static int open_without_kvm(void *arg)
 {
 	struct guest g;
 	struct mg_err err;
 
+	(void)arg;
+	if (guest_open(&g, &err) >= 0)
+		return 1;
+	if (!strstr(err.msg, "/dev/kvm"))
+		return 2;
+	return g.kvm == -1 ? 0 : 3;
+}
+
+static void test_guest_missing_kvm(void **state)
+{
+	char why[128];
+	int r;
+
 	(void)state;
-	if (have_kvm())
-		skip_because("/dev/kvm is usable here (run as a user without it to test this)");
-	assert_true(guest_open(&g, &err) < 0);
-	assert_non_null(strstr(err.msg, "/dev/kvm"));
-	assert_int_equal(g.kvm, -1);
+	/* Where KVM is usable, a namespace of this test's own hides it. */
+	r = have_kvm() ? test_without_dev(open_without_kvm, NULL, why, sizeof(why))
+		       : open_without_kvm(NULL);
+	if (r < 0)
+		skip_because("/dev/kvm is usable here and %s", why);
+	assert_int_equal(r, 0);
 }
 
 /* A small boot per policy: the model's counts, a reader that never saw a freed map, and

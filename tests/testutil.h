@@ -12,7 +12,12 @@
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 /* cmocka's TAP output drops the reason of a skip: print it as a TAP comment first. */
@@ -78,6 +83,56 @@ static inline char *test_tmp_template(char *buf, size_t len, const char *what)
 		abort();
 	}
 	return buf;
+}
+
+/*
+ * The other side of a device fact on a host that has the device: run @fn(@arg) in a forked
+ * child whose private mount namespace has a /dev of its own, the memory devices only (no
+ * /dev/kvm there; nothing changes outside). @fn reports by its return value, 0 for right: the child
+ * must not use cmocka's asserts. Returns that value, or -1 with @why when this host cannot make
+ * such a namespace (it needs root).
+ */
+static inline int test_without_dev(int (*fn)(void *), void *arg, char *why, size_t len)
+{
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, len, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* The memory devices every program may open come back; KVM does not. */
+		static const struct {
+			const char *path;
+			unsigned int minor;
+		} mem[] = {{"/dev/null", 3},
+			   {"/dev/zero", 5},
+			   {"/dev/full", 7},
+			   {"/dev/random", 8},
+			   {"/dev/urandom", 9}};
+
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("memgate-test", "/dev", "tmpfs", 0, "size=64k,mode=755"))
+			_exit(125);
+		for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++)
+			if (mknod(mem[i].path, S_IFCHR | 0666, makedev(1, mem[i].minor)) ||
+			    chmod(mem[i].path, 0666))
+				_exit(125);
+		_exit(fn(arg));
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		snprintf(why, len, "waitpid: %s", strerror(errno));
+		return -1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 125) {
+		snprintf(why, len, "cannot hide /dev here: a private mount namespace needs root");
+		return -1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* @name inside test_tmp_dir(); eight results may be held at once. */
