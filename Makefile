@@ -182,15 +182,19 @@ build-fuzz/judge/rules_embedded.o: ci/rules.conf
 build-fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $^ -o $@ $(PKG_LIBS) -lm -pthread
 
-.PHONY: fuzz fuzz-run
+.PHONY: fuzz fuzz-run $(FUZZ_NAMES:%=fuzz-run-%)
 fuzz: deps
 	@$(MAKE) --no-print-directory $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 
-fuzz-run: fuzz
-	@for t in $(FUZZ_NAMES); do \
-		mkdir -p build-fuzz/corpus-$$t; \
-		echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
-		LSAN_OPTIONS=suppressions=fuzz/lsan.supp build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=1024 -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/$$t- build-fuzz/corpus-$$t fuzz/corpus/$$t \
-			2>&1 | grep -E '^stat::number_of_executed_units|^==|ERROR|SUMMARY' || exit 1; \
-	done
+# Each target its own make goal, so `make -j2 fuzz-run` runs two at a time; a target fails
+# the run when its fuzzer exits non-zero (a crash, a leak, an artifact written).
+fuzz-run: $(FUZZ_NAMES:%=fuzz-run-%)
+
+$(FUZZ_NAMES:%=fuzz-run-%): fuzz-run-%: fuzz
+	@mkdir -p build-fuzz/corpus-$*
+	@echo "fuzz $*: $(FUZZ_SECONDS) s"
+	@LSAN_OPTIONS=suppressions=fuzz/lsan.supp build-fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=1024 -print_final_stats=1 -artifact_prefix=build-fuzz/$*- \
+		build-fuzz/corpus-$* fuzz/corpus/$* >build-fuzz/$*.log 2>&1; \
+	st=$$?; sed -n 's/^\(stat::number_of_executed_units\)/$* \1/p' build-fuzz/$*.log; \
+	[ $$st -eq 0 ] || { tail -n 40 build-fuzz/$*.log; echo "fuzz $*: exit $$st"; exit 1; }

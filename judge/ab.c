@@ -291,7 +291,8 @@ struct ab_case {
 /* Where head's sample of the cut metric is stopped: cut x base's median so far (0: nowhere). */
 static double cut_bound(struct ab_case *c)
 {
-	if (c->cut < 0 || c->cut_factor <= 0 || !c->n_cut_base)
+	/* A simulated case runs both sides at once: no base figures to bound head by then. */
+	if (c->simulated || c->cut < 0 || c->cut_factor <= 0 || !c->n_cut_base)
 		return 0;
 	c->cut_ms = c->cut_factor * stats_median(c->cut_base, c->n_cut_base);
 	return c->cut_ms;

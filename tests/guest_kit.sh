@@ -10,17 +10,8 @@ trap 'rm -rf "$out"' EXIT
 build=build
 [ "${MEMGATE_SAN:-}" = asan ] && build=build-asan
 deb=$(ls -v /var/cache/memgate/linux-image-*-cloud-amd64_*.deb 2>/dev/null | tail -n 1)
-n=0
+. "$top/tests/tap.sh"
 echo "1..5"
-
-ok() {
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
-}
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $what # SKIP $1"
-}
 
 what="no kernel package: mkkit.sh says which file and exits non-zero"
 ok sh -c '! sh "$1/guest/mkkit.sh" /nonexistent/linux.deb "$2/none" 2>"$2/err" &&

@@ -7,14 +7,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(mktemp -d "${TMPDIR:-/tmp}/memgate-install.XXXXXX")
 trap 'rm -rf "$dest"' EXIT
-n=0
+. "$top/tests/tap.sh"
 echo "1..6"
-
-# ok CONDITION... : one TAP line named by $what.
-ok() {
-	n=$((n + 1))
-	if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; fi
-}
 
 mk() {
 	make --no-print-directory -s -C "$top" SAN="${MEMGATE_SAN:-}" DESTDIR="$dest" "$@" \
