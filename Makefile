@@ -72,7 +72,9 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 
+# Made anew each time: an archive updated in place keeps the objects of removed sources.
 $(B)/libmemgate.a: $(LIB_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # The commit the binary comes from, for every results file: `git describe`, or "unknown".

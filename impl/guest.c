@@ -1,4 +1,4 @@
-/* guest.c - a one-page real-mode KVM guest writing a port in a loop. */
+/* guest.c - a real-mode KVM guest: by default one page writing a port in a loop. */
 #include "impl/guest.h"
 
 #include <errno.h>
@@ -25,10 +25,10 @@ static int fail(struct guest *g, struct mg_err *err, const char *what)
 	return mg_err_set(err, e, "%s: %s", what, strerror(e));
 }
 
-int guest_open(struct guest *g, struct mg_err *err)
+int guest_open_shaped(struct guest *g, const struct guest_shape *s, struct mg_err *err)
 {
 	struct kvm_userspace_memory_region region = {
-	    .slot = 0, .guest_phys_addr = 0, .memory_size = GUEST_PAGE};
+	    .slot = s->slot, .guest_phys_addr = 0, .memory_size = s->mem_bytes};
 	struct kvm_sregs sregs;
 	struct kvm_regs regs = {.rip = 0, .rflags = 2}; /* bit 1 is reserved, always set */
 
@@ -39,13 +39,16 @@ int guest_open(struct guest *g, struct mg_err *err)
 	g->kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (g->kvm < 0)
 		return fail(g, err, "/dev/kvm");
-	g->vm = ioctl(g->kvm, KVM_CREATE_VM, 0);
+	g->own_vm = s->vm < 0;
+	g->vm = g->own_vm ? ioctl(g->kvm, KVM_CREATE_VM, 0) : s->vm;
 	if (g->vm < 0)
 		return fail(g, err, "KVM_CREATE_VM");
-	g->mem = mmap(NULL, GUEST_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g->mem = mmap(NULL, s->mem_bytes, PROT_READ | PROT_WRITE,
+		      (s->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	if (g->mem == MAP_FAILED)
-		return fail(g, err, "mmap of the guest page");
-	memcpy(g->mem, guest_code, sizeof(guest_code));
+		return fail(g, err, "mmap of the guest's memory");
+	g->mem_bytes = s->mem_bytes;
+	memcpy(g->mem, s->code, s->code_len);
 	region.userspace_addr = (uintptr_t)g->mem;
 	if (ioctl(g->vm, KVM_SET_USER_MEMORY_REGION, &region))
 		return fail(g, err, "KVM_SET_USER_MEMORY_REGION");
@@ -68,6 +71,14 @@ int guest_open(struct guest *g, struct mg_err *err)
 	if (ioctl(g->vcpu, KVM_SET_REGS, &regs))
 		return fail(g, err, "KVM_SET_REGS");
 	return 0;
+}
+
+int guest_open(struct guest *g, struct mg_err *err)
+{
+	const struct guest_shape one_page = {
+	    .code = guest_code, .code_len = sizeof(guest_code), .mem_bytes = GUEST_PAGE, .vm = -1};
+
+	return guest_open_shaped(g, &one_page, err);
 }
 
 void guest_open_modelled(struct guest *g, uint64_t exit_ns)
@@ -118,10 +129,10 @@ void guest_close(struct guest *g)
 	if (g->run && g->run != MAP_FAILED)
 		munmap(g->run, (size_t)g->run_size);
 	if (g->mem && g->mem != MAP_FAILED)
-		munmap(g->mem, GUEST_PAGE);
+		munmap(g->mem, g->mem_bytes);
 	if (g->vcpu > 0)
 		close(g->vcpu);
-	if (g->vm > 0)
+	if (g->vm > 0 && g->own_vm)
 		close(g->vm);
 	if (g->kvm > 0)
 		close(g->kvm);

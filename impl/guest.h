@@ -2,6 +2,8 @@
 #ifndef MG_IMPL_GUEST_H
 #define MG_IMPL_GUEST_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/err.h"
@@ -28,7 +30,9 @@
 
 struct guest {
 	int kvm, vm, vcpu;
-	void *mem; /* the guest's one page */
+	bool own_vm; /* vm was made for it (guest_close() closes it) */
+	void *mem;   /* the guest's memory, at guest physical 0 */
+	size_t mem_bytes;
 	void *run; /* struct kvm_run, mmapped */
 	long run_size;
 	uint64_t exits;
@@ -41,6 +45,23 @@ struct guest {
  * -EACCES when /dev/kvm is missing or not ours (callers run without a guest then).
  */
 int guest_open(struct guest *g, struct mg_err *err);
+
+/*
+ * Another guest on the same scaffold: 16-bit real mode at 0:0,  at guest physical 0 in
+ *  of memory in memslot , one vCPU; in the VM  (another user's, which keeps
+ * it) or, when  is -1, in a VM of its own.
+ */
+struct guest_shape {
+	const void *code;
+	size_t code_len;
+	size_t mem_bytes;
+	bool shared; /* MAP_SHARED memory (else private) */
+	unsigned int slot;
+	int vm;
+};
+
+/** guest_open_shaped() - guest_open() of  guest. The same returns. */
+int guest_open_shaped(struct guest *g, const struct guest_shape *s, struct mg_err *err);
 
 /**
  * guest_open_modelled() - a guest without KVM whose every exit takes @exit_ns of the calling

@@ -1,4 +1,5 @@
-/* prealloc.h - parallel guest-memory preallocation, as QEMU's -mem-prealloc (seeds 000, 004). */
+/* prealloc.h - parallel guest-memory preallocation, as QEMU's -mem-prealloc (the 2017
+ * parallel-prealloc thread, the 2025 thread-cap thread; docs/figures.md names their sources). */
 #ifndef MG_IMPL_PREALLOC_H
 #define MG_IMPL_PREALLOC_H
 

@@ -288,13 +288,20 @@ struct ab_case {
 	unsigned int head_cut; /* head's rounds whose figure is the bound: they were stopped */
 };
 
-/* Where head's sample of the cut metric is stopped: cut x base's median so far (0: nowhere). */
+/*
+ * Where head's sample of the cut metric is stopped: cut x base's median so far (0: nowhere),
+ * rounded as --cut prints it, so that a figure stopped there equals the bound exactly.
+ */
 static double cut_bound(struct ab_case *c)
 {
+	char text[32];
+
 	/* A simulated case runs both sides at once: no base figures to bound head by then. */
 	if (c->simulated || c->cut < 0 || c->cut_factor <= 0 || !c->n_cut_base)
 		return 0;
-	c->cut_ms = c->cut_factor * stats_median(c->cut_base, c->n_cut_base);
+	snprintf(text, sizeof(text), "%.6g",
+		 c->cut_factor * stats_median(c->cut_base, c->n_cut_base));
+	c->cut_ms = strtod(text, NULL);
 	return c->cut_ms;
 }
 
@@ -328,9 +335,6 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed + (c->simulated ? 0 : round));
 	/* Head's boot past the rules' cut x base's median is stopped there and counted so. */
 	if (bound > 0) {
-		/* The bound as the side reads it back: its figure at the cut equals it exactly. */
-		snprintf(cut, sizeof(cut), "%.6g", bound);
-		bound = c->cut_ms = strtod(cut, NULL);
 		snprintf(cut, sizeof(cut), "%s=%.6g", c->metrics[c->cut].name, bound);
 		extra[n_extra++] = "--cut";
 		extra[n_extra++] = cut;

@@ -237,16 +237,19 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 		r->output = strdup(msg);
 	else
 		case_result_set_outcome(r, o, msg);
-	case_result_add_figure(r, "base_median", f->base_median);
-	case_result_add_figure(r, "head_median", f->head_median);
-	case_result_add_figure(r, "worse_ratio", f->worse);
-	case_result_add_figure(r, "worse_ci95_lo", f->worse_lo);
-	case_result_add_figure(r, "worse_ci95_hi", f->worse_hi);
-	case_result_add_figure(r, "p_value", f->p);
-	case_result_add_figure(r, "p_mann_whitney", f->p_mw);
-	case_result_add_figure(r, "tolerance", x->tolerance);
-	case_result_add_figure(r, "n_base", (double)f->n_base);
-	case_result_add_figure(r, "n_head", (double)f->n_head);
+	const struct {
+		const char *name;
+		double value;
+	} figs[] = {
+	    {"base_median", f->base_median}, {"head_median", f->head_median},
+	    {"worse_ratio", f->worse},	     {"worse_ci95_lo", f->worse_lo},
+	    {"worse_ci95_hi", f->worse_hi},  {"p_value", f->p},
+	    {"p_mann_whitney", f->p_mw},     {"tolerance", x->tolerance},
+	    {"n_base", (double)f->n_base},   {"n_head", (double)f->n_head},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(figs); i++)
+		case_result_add_figure(r, figs[i].name, figs[i].value);
 	case_result_add_prop(r, "verdict", verdict_name(x->v));
 	case_result_add_prop(r, "judged", x->how);
 }

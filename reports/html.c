@@ -10,211 +10,16 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <libxml/HTMLtree.h>
 #include <libxml/tree.h>
 
 #include "reports/file.h"
+#include "reports/svg.h"
 #include "util/stats.h"
 #include "util/text.h"
 #include "util/util.h"
-
-#define SVG_NS "http://www.w3.org/2000/svg"
-
-/* Chart geometry, in SVG user units (pixels at 100%). */
-#define CHART_W 860
-#define LABEL_W 300    /* metric or gate names, right-aligned against the plot */
-#define VALUE_W 180    /* the median or ratio, as text */
-#define LABEL_CHARS 48 /* what LABEL_W holds at 11 px */
-#define PLOT_X (LABEL_W + 10)
-#define PLOT_W (CHART_W - PLOT_X - VALUE_W)
-#define ROW_H 18
-#define AXIS_H 22
-
-/* Outcome colours; the arms of a case take the palette in order of first appearance. */
-#define C_PASS "#2e7d32"
-#define C_FAIL "#c62828"
-#define C_OTHER "#9e9e9e"
-#define C_INK "#263238"
-#define C_GRID "#cfd8dc"
-static const char *const palette[] = {"#1565c0", "#6d4c41", "#00838f", "#6a1b9a",
-				      "#ef6c00", "#546e7a", "#ad1457", "#558b2f"};
-
-/* ---- small tree helpers ------------------------------------------------------------------ */
-
-static xmlNodePtr el(xmlNodePtr parent, const char *name, const char *text)
-{
-	char *clean = text ? text_xml_clean(text, strlen(text)) : NULL;
-	xmlNodePtr n = xmlNewTextChild(parent, NULL, BAD_CAST name, BAD_CAST clean);
-
-	free(clean);
-	return n;
-}
-
-static void attr(xmlNodePtr n, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void attr(xmlNodePtr n, const char *name, const char *fmt, ...)
-{
-	char buf[1024], *clean;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	clean = text_xml_clean(buf, strlen(buf));
-	xmlNewProp(n, BAD_CAST name, BAD_CAST(clean ? clean : ""));
-	free(clean);
-}
-
-static xmlNodePtr svg_text(xmlNodePtr svg, double x, double y, const char *anchor, const char *fill,
-			   const char *text)
-{
-	xmlNodePtr t = el(svg, "text", text);
-
-	attr(t, "x", "%.1f", x);
-	attr(t, "y", "%.1f", y);
-	attr(t, "text-anchor", "%s", anchor);
-	attr(t, "fill", "%s", fill);
-	attr(t, "font-size", "11");
-	attr(t, "font-family", "sans-serif");
-	return t;
-}
-
-/* A row's name, right-aligned against the plot; a long one keeps its end (the parameters
- * and the metric), its start elided: the full name is in the page's table. */
-static void svg_label(xmlNodePtr svg, double y, const char *fill, const char *name)
-{
-	size_t len = strlen(name);
-	char buf[64];
-
-	if (len > LABEL_CHARS)
-		snprintf(buf, sizeof(buf), "\u2026%s", name + len - (LABEL_CHARS - 1));
-	else
-		snprintf(buf, sizeof(buf), "%s", name);
-	svg_text(svg, LABEL_W, y, "end", fill, buf);
-}
-
-static void svg_line(xmlNodePtr svg, double x1, double y1, double x2, double y2, const char *stroke,
-		     double width, bool dashed)
-{
-	xmlNodePtr l = xmlNewChild(svg, NULL, BAD_CAST "line", NULL);
-
-	attr(l, "x1", "%.1f", x1);
-	attr(l, "y1", "%.1f", y1);
-	attr(l, "x2", "%.1f", x2);
-	attr(l, "y2", "%.1f", y2);
-	attr(l, "stroke", "%s", stroke);
-	attr(l, "stroke-width", "%.1f", width);
-	if (dashed)
-		attr(l, "stroke-dasharray", "4 3");
-}
-
-static void svg_rect(xmlNodePtr svg, double x, double y, double w, double h, const char *fill,
-		     double opacity)
-{
-	xmlNodePtr r = xmlNewChild(svg, NULL, BAD_CAST "rect", NULL);
-
-	attr(r, "x", "%.1f", x);
-	attr(r, "y", "%.1f", y);
-	attr(r, "width", "%.1f", w > 0.5 ? w : 0.5);
-	attr(r, "height", "%.1f", h);
-	attr(r, "fill", "%s", fill);
-	attr(r, "fill-opacity", "%.2f", opacity);
-}
-
-static void svg_dot(xmlNodePtr svg, double x, double y, double r, const char *color, bool hollow)
-{
-	xmlNodePtr c = xmlNewChild(svg, NULL, BAD_CAST "circle", NULL);
-
-	attr(c, "cx", "%.1f", x);
-	attr(c, "cy", "%.1f", y);
-	attr(c, "r", "%.1f", r);
-	attr(c, "fill", "%s", hollow ? "none" : color);
-	attr(c, "stroke", "%s", color);
-	attr(c, "fill-opacity", "0.55");
-}
-
-/* A new SVG document of @height, its root returned through @root; @title for screen readers. */
-static xmlDocPtr svg_new(double height, const char *title, xmlNodePtr *root)
-{
-	xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
-	xmlNodePtr svg = xmlNewNode(NULL, BAD_CAST "svg");
-
-	xmlDocSetRootElement(doc, svg);
-	xmlNewNs(svg, BAD_CAST SVG_NS, NULL);
-	attr(svg, "width", "%d", CHART_W);
-	attr(svg, "height", "%.0f", height);
-	attr(svg, "viewBox", "0 0 %d %.0f", CHART_W, height);
-	el(svg, "title", title);
-	svg_rect(svg, 0, 0, CHART_W, height, "#ffffff", 1);
-	*root = svg;
-	return doc;
-}
-
-/* ---- scales -------------------------------------------------------------------------------- */
-
-struct scale {
-	double lo, hi;
-	bool log;
-};
-
-/* A scale over [lo, hi]: logarithmic when the values span more than 30x and are positive. */
-static struct scale scale_of(double lo, double hi)
-{
-	struct scale s = {lo, hi, false};
-
-	if (!(hi > lo)) {
-		s.lo = lo > 0 ? lo * 0.9 : lo - 1;
-		s.hi = hi > 0 ? hi * 1.1 : hi + 1;
-	}
-	if (s.lo > 0 && s.hi / s.lo > 30) {
-		s.log = true;
-		s.lo = pow(10, floor(log10(s.lo)));
-		s.hi = pow(10, ceil(log10(s.hi)));
-	} else {
-		double pad = (s.hi - s.lo) * 0.05;
-
-		s.lo = s.lo >= 0 && s.lo - pad < 0 ? 0 : s.lo - pad;
-		s.hi += pad;
-	}
-	return s;
-}
-
-static double sx(const struct scale *s, double v)
-{
-	double f;
-
-	if (s->log)
-		f = v > 0 ? (log10(v) - log10(s->lo)) / (log10(s->hi) - log10(s->lo)) : 0;
-	else
-		f = (v - s->lo) / (s->hi - s->lo);
-	f = f < 0 ? 0 : f > 1 ? 1 : f;
-	return PLOT_X + f * PLOT_W;
-}
-
-/* Ticks and their labels under a plot whose rows end at @y. */
-static void axis(xmlNodePtr svg, const struct scale *s, double y_top, double y, const char *unit)
-{
-	char buf[64];
-
-	int decades = s->log ? (int)lround(log10(s->hi / s->lo)) : 4;
-
-	svg_line(svg, PLOT_X, y, PLOT_X + PLOT_W, y, C_INK, 1, false);
-	/* Linear: five even ticks; logarithmic: one a decade. */
-	for (int i = 0; i <= decades; i++) {
-		double v = s->log ? s->lo * pow(10, i) : s->lo + i * (s->hi - s->lo) / 4;
-		double x = sx(s, v);
-
-		svg_line(svg, x, y_top, x, y, C_GRID, 1, false);
-		snprintf(buf, sizeof(buf), "%.4g", v);
-		svg_text(svg, x, y + 14, "middle", C_INK, buf);
-	}
-	snprintf(buf, sizeof(buf), "%s%s", unit, s->log ? " (log scale)" : "");
-	svg_text(svg, PLOT_X - 24, y + 14, "end", C_INK, buf);
-}
 
 /* ---- files beside the page -------------------------------------------------------------- */
 
@@ -257,12 +62,12 @@ static void figure(struct page *pg, xmlNodePtr parent, xmlDocPtr doc, const char
 	if (!pg->failed && write_svg(pg, doc, name))
 		pg->failed = 1;
 	xmlFreeDoc(doc);
-	fig = el(parent, "div", NULL);
-	attr(fig, "class", "figure");
-	img = el(fig, "img", NULL);
-	attr(img, "src", "%s/%s", pg->files, name);
-	attr(img, "alt", "%s", alt);
-	attr(el(fig, "p", caption), "class", "caption");
+	fig = xml_child(parent, "div", NULL);
+	xml_attr(fig, "class", "figure");
+	img = xml_child(fig, "img", NULL);
+	xml_attr(img, "src", "%s/%s", pg->files, name);
+	xml_attr(img, "alt", "%s", alt);
+	xml_attr(xml_child(fig, "p", caption), "class", "caption");
 }
 
 /* ---- a perf case's samples --------------------------------------------------------------- */
@@ -292,7 +97,7 @@ static const char *arm_color(const struct case_result *r, const char *metric)
 			       !strncmp(r->metrics[p].def->name, other, arm_len(other));
 		k += !seen;
 	}
-	return palette[k % ARRAY_SIZE(palette)];
+	return svg_palette[k % ARRAY_SIZE(svg_palette)];
 }
 
 /* One unit's rows of @r from @y: samples as dots (hollow: stolen time), the interval as a
@@ -300,7 +105,7 @@ static const char *arm_color(const struct case_result *r, const char *metric)
 static double unit_rows(xmlNodePtr svg, const struct case_result *r, const char *unit, double y)
 {
 	double lo = INFINITY, hi = -INFINITY, y0 = y;
-	struct scale s;
+	struct svg_scale s;
 	char buf[96];
 
 	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
@@ -313,7 +118,7 @@ static double unit_rows(xmlNodePtr svg, const struct case_result *r, const char 
 			hi = mr->v[i] > hi ? mr->v[i] : hi;
 		}
 	}
-	s = scale_of(lo, hi);
+	s = svg_scale_of(lo, hi);
 	for (size_t m = 0; m < r->inst->def->n_metrics; m++) {
 		const struct metric_result *mr = &r->metrics[m];
 		const char *color = arm_color(r, mr->def->name);
@@ -321,19 +126,20 @@ static double unit_rows(xmlNodePtr svg, const struct case_result *r, const char 
 
 		if (!mr->n || strcmp(mr->def->unit, unit))
 			continue;
-		svg_label(svg, mid + 4, C_INK, mr->def->name);
-		svg_rect(svg, sx(&s, mr->sum.ci_lo), y + 3,
-			 sx(&s, mr->sum.ci_hi) - sx(&s, mr->sum.ci_lo), ROW_H - 6, color, 0.18);
+		svg_label(svg, mid + 4, COLOR_INK, mr->def->name);
+		svg_rect(svg, svg_x(&s, mr->sum.ci_lo), y + 3,
+			 svg_x(&s, mr->sum.ci_hi) - svg_x(&s, mr->sum.ci_lo), ROW_H - 6, color,
+			 0.18);
 		for (size_t i = 0; i < mr->n; i++)
-			svg_dot(svg, sx(&s, mr->v[i]), mid, 2.5, color,
+			svg_dot(svg, svg_x(&s, mr->v[i]), mid, 2.5, color,
 				mr->stolen && mr->stolen[i]);
-		svg_line(svg, sx(&s, mr->sum.median), y + 2, sx(&s, mr->sum.median), y + ROW_H - 2,
-			 color, 2.5, false);
+		svg_line(svg, svg_x(&s, mr->sum.median), y + 2, svg_x(&s, mr->sum.median),
+			 y + ROW_H - 2, color, 2.5, false);
 		snprintf(buf, sizeof(buf), "%.4g %s", mr->sum.median, unit);
-		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", C_INK, buf);
+		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", COLOR_INK, buf);
 		y += ROW_H;
 	}
-	axis(svg, &s, y0, y, unit);
+	svg_axis(svg, &s, y0, y, unit);
 	return y + AXIS_H + 8;
 }
 
@@ -403,9 +209,9 @@ static bool judged(const struct case_result *r, double *ratio, double *lo, doubl
 
 static const char *outcome_color(enum case_outcome o)
 {
-	return o == OUTCOME_PASS			 ? C_PASS
-	       : o == OUTCOME_FAIL || o == OUTCOME_ERROR ? C_FAIL
-							 : C_OTHER;
+	return o == OUTCOME_PASS			 ? COLOR_PASS
+	       : o == OUTCOME_FAIL || o == OUTCOME_ERROR ? COLOR_FAIL
+							 : COLOR_OTHER;
 }
 
 /* The judged results of @suite (gates, or A/B and baseline verdicts) in one chart. */
@@ -414,7 +220,7 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 {
 	double lo = INFINITY, hi = -INFINITY, ratio, clo, chi, bound, y = 8;
 	size_t rows = 0;
-	struct scale s;
+	struct svg_scale s;
 	xmlNodePtr svg;
 	xmlDocPtr doc;
 	char title[160], buf[96];
@@ -431,7 +237,7 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 	}
 	if (!rows)
 		return;
-	s = scale_of(lo > 0 ? lo / 1.1 : lo, hi * 1.1);
+	s = svg_scale_of(lo > 0 ? lo / 1.1 : lo, hi * 1.1);
 	snprintf(title, sizeof(title), "%s: ratios against their bounds", suite);
 	doc = svg_new(16 + (double)rows * ROW_H + AXIS_H + 8, title, &svg);
 	for (size_t i = 0; i < run->n; i++) {
@@ -444,14 +250,15 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 			continue;
 		svg_label(svg, mid + 4, color, r->inst->name);
 		if (isfinite(clo) && isfinite(chi))
-			svg_line(svg, sx(&s, clo), mid, sx(&s, chi), mid, color, 3, false);
-		svg_line(svg, sx(&s, bound), y + 1, sx(&s, bound), y + ROW_H - 1, C_INK, 1.2, true);
-		svg_dot(svg, sx(&s, ratio), mid, 4, color, false);
+			svg_line(svg, svg_x(&s, clo), mid, svg_x(&s, chi), mid, color, 3, false);
+		svg_line(svg, svg_x(&s, bound), y + 1, svg_x(&s, bound), y + ROW_H - 1, COLOR_INK,
+			 1.2, true);
+		svg_dot(svg, svg_x(&s, ratio), mid, 4, color, false);
 		snprintf(buf, sizeof(buf), "%.3g (bound %.3g)", ratio, bound);
 		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", color, buf);
 		y += ROW_H;
 	}
-	axis(svg, &s, 8, y, "ratio");
+	svg_axis(svg, &s, 8, y, "ratio");
 	figure(pg, parent, doc, title,
 	       "Each row a gate or a comparison: the dot is the ratio (for comparisons, head "
 	       "against base in the worse direction), the bar its 95% interval, the dashed line "
@@ -509,20 +316,20 @@ static void trend_chart(struct page *pg, xmlNodePtr parent, const struct report_
 			lo = fmin(lo, v[i]);
 			hi = fmax(hi, v[i]);
 		}
-		svg_label(svg, mid + 4, C_INK, mr->def->name);
+		svg_label(svg, mid + 4, COLOR_INK, mr->def->name);
 		for (size_t i = 0; i < n; i++) {
 			double x = PLOT_X + (n > 1 ? (double)i * PLOT_W / (double)(n - 1) : 0);
 			double yy =
 			    y + ROW_H - 3 - (hi > lo ? (v[i] - lo) / (hi - lo) : 0.5) * (ROW_H - 6);
 
 			if (i)
-				svg_line(svg, px, py, x, yy, palette[0], 1.5, false);
+				svg_line(svg, px, py, x, yy, svg_palette[0], 1.5, false);
 			px = x;
 			py = yy;
 		}
-		svg_dot(svg, px, py, 3, palette[0], false);
+		svg_dot(svg, px, py, 3, svg_palette[0], false);
 		snprintf(buf, sizeof(buf), "%.4g -> %.4g %s", v[0], v[n - 1], mr->def->unit);
-		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", C_INK, buf);
+		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", COLOR_INK, buf);
 		y += ROW_H;
 	}
 	figure(pg, parent, doc, title,
@@ -555,9 +362,9 @@ static const char css[] =
 
 static xmlNodePtr link_to(xmlNodePtr parent, const char *href, const char *text)
 {
-	xmlNodePtr a = el(parent, "a", text);
+	xmlNodePtr a = xml_child(parent, "a", text);
 
-	attr(a, "href", "%s", href);
+	xml_attr(a, "href", "%s", href);
 	return a;
 }
 
@@ -577,13 +384,13 @@ static void facts(xmlNodePtr body, const struct report_run *run)
 	    {"host class", run->hw->fingerprint_hash},
 	    {"started (UTC)", run->timestamp},
 	};
-	xmlNodePtr t = el(body, "table", NULL);
+	xmlNodePtr t = xml_child(body, "table", NULL);
 
 	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		xmlNodePtr tr = el(t, "tr", NULL);
+		xmlNodePtr tr = xml_child(t, "tr", NULL);
 
-		el(tr, "th", rows[i].k);
-		el(tr, "td", rows[i].v);
+		xml_child(tr, "th", rows[i].k);
+		xml_child(tr, "td", rows[i].v);
 	}
 }
 
@@ -597,21 +404,21 @@ static void counts(const struct report_run *run, const char *suite, size_t c[4])
 
 static void case_row(xmlNodePtr table, const struct case_result *r, const char *anchor)
 {
-	xmlNodePtr tr = el(table, "tr", NULL), td;
+	xmlNodePtr tr = xml_child(table, "tr", NULL), td;
 	char buf[64];
 
-	td = el(tr, "td", case_result_label(r));
-	attr(td, "class", "outcome %s", case_result_label(r));
-	td = el(tr, "td", NULL);
-	attr(td, "class", "name");
+	td = xml_child(tr, "td", case_result_label(r));
+	xml_attr(td, "class", "outcome %s", case_result_label(r));
+	td = xml_child(tr, "td", NULL);
+	xml_attr(td, "class", "name");
 	if (anchor)
 		link_to(td, anchor, r->inst->name);
 	else
 		xmlNodeAddContent(td, BAD_CAST r->inst->name);
 	snprintf(buf, sizeof(buf), "%.3f s", r->time_s);
-	attr(el(tr, "td", buf), "class", "time");
-	td = el(tr, "td", r->message ? r->message : "");
-	attr(td, "class", "msg");
+	xml_attr(xml_child(tr, "td", buf), "class", "time");
+	td = xml_child(tr, "td", r->message ? r->message : "");
+	xml_attr(td, "class", "msg");
 }
 
 /* Does @r get a chart of its samples: a perf case, or a verdict that failed with the rounds
@@ -631,18 +438,18 @@ static bool charted(const struct case_result *r)
 static void suite_section(struct page *pg, xmlNodePtr body, const struct report_run *run,
 			  const char *suite)
 {
-	xmlNodePtr sec = el(body, "div", NULL), table;
+	xmlNodePtr sec = xml_child(body, "div", NULL), table;
 	size_t c[4];
 	char buf[320], anchor[32];
 
-	attr(sec, "id", "suite-%s", suite);
-	el(sec, "h2", suite);
+	xml_attr(sec, "id", "suite-%s", suite);
+	xml_child(sec, "h2", suite);
 	counts(run, suite, c);
 	snprintf(buf, sizeof(buf), "%zu passed, %zu failed, %zu errors, %zu skipped",
 		 c[OUTCOME_PASS], c[OUTCOME_FAIL], c[OUTCOME_ERROR], c[OUTCOME_SKIP]);
-	el(sec, "p", buf);
+	xml_child(sec, "p", buf);
 	verdict_chart(pg, sec, run, suite);
-	table = el(sec, "table", NULL);
+	table = xml_child(sec, "table", NULL);
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
 		bool has_chart = charted(r);
@@ -659,8 +466,8 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 		if (strcmp(r->inst->suite->name, suite) || !charted(r))
 			continue;
 		snprintf(buf, sizeof(buf), "%s.%s", r->inst->def->group, r->inst->name);
-		h = el(sec, "h3", buf);
-		attr(h, "id", "case-%zu", i);
+		h = xml_child(sec, "h3", buf);
+		xml_attr(h, "id", "case-%zu", i);
 		case_chart(pg, sec, r);
 		if (run->n_history)
 			trend_chart(pg, sec, run, r);
@@ -739,35 +546,35 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 	xmlCreateIntSubset(doc, BAD_CAST "html", NULL, NULL);
 	html = xmlNewNode(NULL, BAD_CAST "html");
 	xmlDocSetRootElement(doc, html);
-	attr(html, "lang", "en");
-	head = el(html, "head", NULL);
-	n = el(head, "meta", NULL);
-	attr(n, "charset", "utf-8");
+	xml_attr(html, "lang", "en");
+	head = xml_child(html, "head", NULL);
+	n = xml_child(head, "meta", NULL);
+	xml_attr(n, "charset", "utf-8");
 	counts(run, NULL, c);
 	snprintf(buf, sizeof(buf), "memgate on %s: %zu failed, %zu errors", run->hostname,
 		 c[OUTCOME_FAIL], c[OUTCOME_ERROR]);
-	el(head, "title", buf);
-	n = el(head, "link", NULL);
-	attr(n, "rel", "stylesheet");
-	attr(n, "href", "%s/memgate.css", pg.files);
-	body = el(html, "body", NULL);
-	el(body, "h1", "memgate");
+	xml_child(head, "title", buf);
+	n = xml_child(head, "link", NULL);
+	xml_attr(n, "rel", "stylesheet");
+	xml_attr(n, "href", "%s/memgate.css", pg.files);
+	body = xml_child(html, "body", NULL);
+	xml_child(body, "h1", "memgate");
 	snprintf(buf, sizeof(buf), "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped",
 		 run->n, c[OUTCOME_PASS], c[OUTCOME_FAIL], c[OUTCOME_ERROR], c[OUTCOME_SKIP]);
-	n = el(body, "p", buf);
-	attr(n, "class", "verdict %s", c[OUTCOME_FAIL] || c[OUTCOME_ERROR] ? "FAIL" : "PASS");
+	n = xml_child(body, "p", buf);
+	xml_attr(n, "class", "verdict %s", c[OUTCOME_FAIL] || c[OUTCOME_ERROR] ? "FAIL" : "PASS");
 	facts(body, run);
-	nav = el(body, "p", NULL);
-	attr(nav, "class", "nav");
+	nav = xml_child(body, "p", NULL);
+	xml_attr(nav, "class", "nav");
 	for (size_t s = 0; s < n_suites; s++) {
 		snprintf(buf, sizeof(buf), "#suite-%s", suites[s]);
 		link_to(nav, buf, suites[s]);
 	}
 	if (c[OUTCOME_FAIL] || c[OUTCOME_ERROR]) {
-		xmlNodePtr sec = el(body, "div", NULL), table;
+		xmlNodePtr sec = xml_child(body, "div", NULL), table;
 
-		el(sec, "h2", "Failures and errors");
-		table = el(sec, "table", NULL);
+		xml_child(sec, "h2", "Failures and errors");
+		table = xml_child(sec, "table", NULL);
 		for (size_t i = 0; i < run->n; i++)
 			if (run->results[i].outcome == OUTCOME_FAIL ||
 			    run->results[i].outcome == OUTCOME_ERROR)

@@ -125,50 +125,21 @@ void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)
 	free(s);
 }
 
-void case_log(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit_text(ctx, "log", fmt, ap);
-	va_end(ap);
-}
-
-void case_warn(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit_text(ctx, "warn", fmt, ap);
-	va_end(ap);
-}
-
-void case_fail(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit_text(ctx, "fail", fmt, ap);
-	va_end(ap);
-}
-
-void case_skip(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit_text(ctx, "skip", fmt, ap);
-	va_end(ap);
-}
-
-void case_error(struct case_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit_text(ctx, "error", fmt, ap);
-	va_end(ap);
-}
+/* case_log(), case_warn(), case_fail(), case_skip(), case_error(): a text event named EV. */
+#define TEXT_EVENT(EV)                                                                             \
+	void case_##EV(struct case_ctx *ctx, const char *fmt, ...)                                 \
+	{                                                                                          \
+		va_list ap;                                                                        \
+                                                                                                   \
+		va_start(ap, fmt);                                                                 \
+		emit_text(ctx, #EV, fmt, ap);                                                      \
+		va_end(ap);                                                                        \
+	}
+TEXT_EVENT(log)
+TEXT_EVENT(warn)
+TEXT_EVENT(fail)
+TEXT_EVENT(skip)
+TEXT_EVENT(error)
 
 void child_finish(struct case_ctx *ctx)
 {

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hw/tsc.h"
+#include "impl/guest.h"
 #include "run/sampling.h"
 #include "suites/kvm_vm.h"
 #include "util/stats.h"
@@ -41,10 +41,7 @@ static const uint8_t busy_code[] = {0xb8, 0x00, 0x10, 0x8e, 0xd8, 0x31, 0xdb, 0x
 #define IDLE_WINDOW_NS 50000000
 
 struct busy_guest {
-	int vcpu;
-	struct kvm_run *run;
-	long run_size;
-	char *mem;
+	struct guest kvm; /* impl/guest.c's, shaped as busy_shape() says */
 	pthread_t thread;
 	atomic_bool stop;
 	int cpu; /* the PU the vCPU thread is bound to, -1: any */
@@ -71,8 +68,8 @@ static void *vcpu_main(void *arg)
 	while (!atomic_load(&g->stop)) {
 		/* The guest never exits by itself: a return that is not a signal's is a broken
 		 * guest (exit_reason says how). */
-		if (!ioctl(g->vcpu, KVM_RUN, 0)) {
-			g->exit_reason = g->run->exit_reason;
+		if (!ioctl(g->kvm.vcpu, KVM_RUN, 0)) {
+			g->exit_reason = ((struct kvm_run *)g->kvm.run)->exit_reason;
 			g->error = EPROTO;
 			break;
 		}
@@ -95,8 +92,9 @@ static void vcpu_failed(struct case_ctx *ctx, const struct busy_guest *g)
 
 static uint32_t passes(const struct busy_guest *g)
 {
-	return atomic_load_explicit((_Atomic uint32_t *)(void *)(g->mem + COUNTER_OFFSET),
-				    memory_order_relaxed);
+	return atomic_load_explicit(
+	    (_Atomic uint32_t *)(void *)((char *)g->kvm.mem + COUNTER_OFFSET),
+	    memory_order_relaxed);
 }
 
 const struct metric_def kvm_busy_metrics[BUSY_METRICS] = {
@@ -183,41 +181,20 @@ static int busy_sample(void *arg, unsigned int arm, unsigned int round, bool mea
 /* The guest's memory at gpa 0 (slot BUSY_SLOTS, past the ones that come and go), its vCPU. */
 static int busy_open(struct busy_case *bc, struct mg_err *err)
 {
-	struct kvm_userspace_memory_region region = {.slot = BUSY_SLOTS,
-						     .memory_size = GUEST_BYTES};
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = {.rip = 0, .rflags = 2};
-	struct busy_guest *g = &bc->g;
+	const struct guest_shape shape = {.code = busy_code,
+					  .code_len = sizeof(busy_code),
+					  .mem_bytes = GUEST_BYTES,
+					  .shared = true,
+					  .slot = BUSY_SLOTS,
+					  .vm = bc->vm.fd};
 
-	g->vcpu = -1;
-	g->run = MAP_FAILED;
-	g->mem = mmap(NULL, GUEST_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (g->mem == MAP_FAILED)
-		return mg_err_set(err, errno, "mmap of the guest: %s", strerror(errno));
-	memcpy(g->mem, busy_code, sizeof(busy_code));
-	region.userspace_addr = (uintptr_t)g->mem;
-	if (ioctl(bc->vm.fd, KVM_SET_USER_MEMORY_REGION, &region))
-		return mg_err_set(err, errno, "the guest's slot: %s", strerror(errno));
-	g->vcpu = ioctl(bc->vm.fd, KVM_CREATE_VCPU, 0);
-	g->run_size = ioctl(bc->vm.kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	if (g->vcpu < 0 || g->run_size <= 0)
-		return mg_err_set(err, errno, "KVM_CREATE_VCPU: %s", strerror(errno));
-	g->run = mmap(NULL, (size_t)g->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, g->vcpu, 0);
-	if (g->run == MAP_FAILED)
-		return mg_err_set(err, errno, "mmap of kvm_run: %s", strerror(errno));
-	if (ioctl(g->vcpu, KVM_GET_SREGS, &sregs))
-		return mg_err_set(err, errno, "KVM_GET_SREGS: %s", strerror(errno));
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	if (ioctl(g->vcpu, KVM_SET_SREGS, &sregs) || ioctl(g->vcpu, KVM_SET_REGS, &regs))
-		return mg_err_set(err, errno, "setting the vCPU's registers: %s", strerror(errno));
-	return 0;
+	return guest_open_shaped(&bc->g.kvm, &shape, err);
 }
 
 static void busy_stop(struct busy_guest *g)
 {
 	atomic_store(&g->stop, true);
-	g->run->immediate_exit = 1;
+	((struct kvm_run *)g->kvm.run)->immediate_exit = 1;
 	/* The signal may land before KVM_RUN: immediate_exit then stops the next one. */
 	for (;;) {
 		struct timespec until;
@@ -278,12 +255,7 @@ void kvm_busy_run(struct case_ctx *ctx)
 	if (bc->g.error)
 		vcpu_failed(ctx, &bc->g);
 out:
-	if (bc->g.run && bc->g.run != MAP_FAILED)
-		munmap(bc->g.run, (size_t)bc->g.run_size);
-	if (bc->g.vcpu > 0)
-		close(bc->g.vcpu);
-	if (bc->g.mem && bc->g.mem != MAP_FAILED)
-		munmap(bc->g.mem, GUEST_BYTES);
+	guest_close(&bc->g.kvm);
 	if (bc->vm.kvm > 0)
 		kvm_vm_close(&bc->vm);
 	free(bc);

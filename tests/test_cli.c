@@ -70,19 +70,68 @@ static int memgate(char **out, const char *fmt, ...)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Any exit status below 2: a verdict, whichever it was (expect_judged()). */
+#define A_VERDICT (-1)
+
+/*
+ * Did `memgate @args` (@where: how it ran) exit @want_status with @want_text (NULL: anything)
+ * in its output @out? If not, say what it gave; @out is freed, then the test fails.
+ */
+static void check_output(const char *args, const char *where, int st, int want_status,
+			 const char *want_text, char *out)
+{
+	char want[16];
+	bool ok = (want_status == A_VERDICT ? st == 0 || st == 1 : st == want_status) && out &&
+		  (!want_text || strstr(out, want_text));
+
+	if (want_status == A_VERDICT)
+		snprintf(want, sizeof(want), "0 or 1");
+	else
+		snprintf(want, sizeof(want), "%d", want_status);
+	/* Say it, free the output, then fail: fail() does not return. */
+	if (!ok)
+		print_error("memgate %s%s: exit %d (want %s), output:\n%s\n(wanted: %s)\n", args,
+			    where, st, want, out ? out : "", want_text ? want_text : "-");
+	free(out);
+	if (!ok)
+		fail();
+}
+
+/*
+ * `memgate @args...` (NULL-terminated) started and left running: its stdout to @out_fd (-1:
+ * /dev/null), its stderr to /dev/null, @close_fd (-1: none) closed in it. Returns its pid.
+ */
+static pid_t memgate_start(int out_fd, int close_fd, const char *const *args)
+{
+	char bin[1024];
+	const char *argv[32] = {bin};
+	size_t n = 1;
+	pid_t pid;
+
+	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
+	while (*args && n + 1 < ARRAY_SIZE(argv))
+		argv[n++] = *args++;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (close_fd >= 0)
+			close(close_fd);
+		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 static void expect(int want_status, const char *want_text, const char *args)
 {
 	char *out;
 	int st = memgate(&out, "%s", args);
-	int bad = st != want_status || (want_text && !strstr(out, want_text));
 
-	/* Say it, free the output, then fail: fail() does not return. */
-	if (bad)
-		print_error("memgate %s: exit %d (want %d), output:\n%s\n(wanted: %s)\n", args, st,
-			    want_status, out, want_text ? want_text : "-");
-	free(out);
-	if (bad)
-		fail();
+	check_output(args, "", st, want_status, want_text, out);
 }
 
 /*
@@ -92,16 +141,7 @@ static void expect(int want_status, const char *want_text, const char *args)
  */
 static void expect_judged(const char *want_text, const char *args)
 {
-	char *out;
-	int st = memgate(&out, "%s", args);
-	int bad = st > 1 || !strstr(out, want_text);
-
-	if (bad)
-		print_error("memgate %s: exit %d (want 0 or 1), output:\n%s\n(wanted: %s)\n", args,
-			    st, out, want_text);
-	free(out);
-	if (bad)
-		fail();
+	expect(A_VERDICT, want_text, args);
 }
 
 /* The command line of expect_without_kvm(), run in its namespace; its exit status. */
@@ -123,8 +163,8 @@ static int run_without_kvm(void *arg)
  */
 static void expect_without_kvm(int want_status, const char *want_text, const char *args)
 {
-	char why[128], *out;
-	int st, bad;
+	char why[128];
+	int st;
 
 	if (access("/dev/kvm", R_OK | W_OK)) {
 		expect(want_status, want_text, args);
@@ -137,15 +177,8 @@ static void expect_without_kvm(int want_status, const char *want_text, const cha
 		printf("# not run without /dev/kvm (%s): memgate %s\n", why, args);
 		return;
 	}
-	out = text_read_file(test_tmp("without-kvm.out"), 1 << 24);
-	bad = st != want_status || !out || (want_text && !strstr(out, want_text));
-	if (bad)
-		print_error("memgate %s, without /dev/kvm: exit %d (want %d), output:\n%s\n"
-			    "(wanted: %s)\n",
-			    args, st, want_status, out ? out : "", want_text ? want_text : "-");
-	free(out);
-	if (bad)
-		fail();
+	check_output(args, ", without /dev/kvm", st, want_status, want_text,
+		     text_read_file(test_tmp("without-kvm.out"), 1 << 24));
 }
 
 /* One command line and what it must give: its exit status and a piece of its output. */
@@ -491,6 +524,19 @@ static void scale_samples(const char *from, const char *to, double k)
 	json_decref(root);
 }
 
+/* A test's own folder in the test program's temporary one, and the files its runs write. */
+struct scratch {
+	char dir[128], a[192], b[192], hist[192];
+};
+
+static void scratch_make(struct scratch *s, const char *what)
+{
+	assert_non_null(mkdtemp(test_tmp_template(s->dir, sizeof(s->dir), what)));
+	snprintf(s->a, sizeof(s->a), "%s/a.json", s->dir);
+	snprintf(s->b, sizeof(s->b), "%s/b.json", s->dir);
+	snprintf(s->hist, sizeof(s->hist), "%s/hist", s->dir);
+}
+
 /*
  * Results as history: a run compares clean against itself and fails against its double; a run of
  * another host class is refused; `baseline add` files a run, `run --baseline` finds it, and a
@@ -498,44 +544,42 @@ static void scale_samples(const char *from, const char *to, double k)
  */
 static void test_history_cli(void **state)
 {
-	char dir[128], args[1024], a[192], b[192], other[192], hist[192];
+	struct scratch s;
+	char args[1024], other[192];
 	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 8";
 	char cmd[1024];
 
 	(void)state;
-	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "hist")));
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
-	snprintf(other, sizeof(other), "%s/other.json", dir);
-	snprintf(hist, sizeof(hist), "%s/hist", dir);
-	snprintf(args, sizeof(args), "run %s --label a --json %s", sel, a);
+	scratch_make(&s, "hist");
+	snprintf(other, sizeof(other), "%s/other.json", s.dir);
+	snprintf(args, sizeof(args), "run %s --label a --json %s", sel, s.a);
 	expect(0, NULL, args);
 	/*
 	 * No timing here: a run against itself passes, and the same run with every cycle count
 	 * four times as high (written below) fails, naming the metric: far enough past the 50%
 	 * baseline tolerance that the spread of 8 samples on a loaded agent cannot hide it.
 	 */
-	snprintf(args, sizeof(args), "compare %s %s", a, a);
+	snprintf(args, sizeof(args), "compare %s %s", s.a, s.a);
 	expect(0, "impl.update_median", args);
-	scale_samples(a, b, 4.0);
-	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	scale_samples(s.a, s.b, 4.0);
+	snprintf(args, sizeof(args), "compare %s %s", s.a, s.b);
 	expect(1, "REGRESSION: impl.update_median", args);
 	snprintf(cmd, sizeof(cmd),
 		 "sed 's/\"hash\": \"[0-9a-f]*\"/\"hash\": \"0123456789abcdef\"/' "
 		 "%s > %s",
-		 a, other);
+		 s.a, other);
 	assert_int_equal(system(cmd), 0);
-	snprintf(args, sizeof(args), "compare %s %s", other, b);
+	snprintf(args, sizeof(args), "compare %s %s", other, s.b);
 	expect(2, "another host class", args);
-	snprintf(args, sizeof(args), "baseline add %s %s", a, hist);
+	snprintf(args, sizeof(args), "baseline add %s %s", s.a, s.hist);
 	expect(0, "filed", args);
 	snprintf(args, sizeof(args), "run %s --baseline %s --impl memslots.update=heapsort", sel,
-		 hist);
+		 s.hist);
 	expect(1, "REGRESSION: impl.update_median", args);
 	snprintf(args, sizeof(args), "run -s memslots -k '*regression*' --baseline %s/nothing",
-		 dir);
+		 s.dir);
 	expect(0, "no run of this host class", args);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", s.dir);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -602,7 +646,8 @@ static void samples_of(const char *path, char *buf, size_t len)
  */
 static void test_counter_cli(void **state)
 {
-	char dir[128], args[1024], a[192], b[192], sa[8192], sb[8192];
+	char args[1024], sa[8192], sb[8192];
+	struct scratch s;
 	const char *ops = "-s rcu -k '*ops*'";
 	char *out;
 	int st;
@@ -626,24 +671,22 @@ static void test_counter_cli(void **state)
 		skip_because("valgrind cannot run an AddressSanitizer build");
 	if (system("command -v valgrind >/dev/null 2>&1"))
 		skip_because("valgrind is not installed (ci/install-deps.sh installs it)");
-	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "counter")));
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
-	snprintf(args, sizeof(args), "run %s --counter simulated --json %s", ops, a);
+	scratch_make(&s, "counter");
+	snprintf(args, sizeof(args), "run %s --counter simulated --json %s", ops, s.a);
 	expect(0, "counter simulated", args);
-	snprintf(args, sizeof(args), "run %s --counter simulated --json %s", ops, b);
+	snprintf(args, sizeof(args), "run %s --counter simulated --json %s", ops, s.b);
 	expect(0, "read_lock_unlock.d1_misses", args);
-	samples_of(a, sa, sizeof(sa));
-	samples_of(b, sb, sizeof(sb));
+	samples_of(s.a, sa, sizeof(sa));
+	samples_of(s.b, sb, sizeof(sb));
 	assert_string_equal(sa, sb);
 	assert_non_null(strstr(sa, "call_rcu.ll_misses "));
-	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	snprintf(args, sizeof(args), "compare %s %s", s.a, s.b);
 	expect(0, NULL, args);
 	/* A/B of simulated counts: two rounds, exact. */
 	expect(
 	    0, "every round the same: the mean is exact (simulated counts)",
 	    "ab --base build/memgate --head build/memgate -s rcu -k '*ops*' --counter simulated");
-	snprintf(args, sizeof(args), "rm -rf %s", dir);
+	snprintf(args, sizeof(args), "rm -rf %s", s.dir);
 	assert_int_equal(system(args), 0);
 }
 
@@ -697,44 +740,42 @@ static void test_calibrate_cli(void **state)
  */
 static void test_nothing_compared(void **state)
 {
-	char dir[128], args[1024], a[192], b[192], hist[192];
+	struct scratch s;
+	char args[1024];
 	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4";
 	char cmd[1024];
 
 	(void)state;
-	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "nothing")));
-	snprintf(a, sizeof(a), "%s/a.json", dir);
-	snprintf(b, sizeof(b), "%s/b.json", dir);
-	snprintf(hist, sizeof(hist), "%s/hist", dir);
-	snprintf(args, sizeof(args), "run %s --json %s", sel, a);
+	scratch_make(&s, "nothing");
+	snprintf(args, sizeof(args), "run %s --json %s", sel, s.a);
 	expect(0, NULL, args);
 	/* Base measured 0 cycles: no ratio, so no pass. */
-	scale_samples(a, b, 0.0);
-	snprintf(args, sizeof(args), "compare %s %s", b, a);
+	scale_samples(s.a, s.b, 0.0);
+	snprintf(args, sizeof(args), "compare %s %s", s.b, s.a);
 	expect(1, "INCONCLUSIVE (no ratio to judge: base is 0 and head is not)", args);
 	/* No case of head in the base. */
-	set_cases(a, b, "name", "renamed_", true);
-	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	set_cases(s.a, s.b, "name", "renamed_", true);
+	snprintf(args, sizeof(args), "compare %s %s", s.a, s.b);
 	expect(1, "nothing compared", args);
 	/* Head's cases broke; then the base's failed: neither is compared. */
-	set_cases(a, b, "outcome", "ERROR", false);
-	snprintf(args, sizeof(args), "compare %s %s", a, b);
+	set_cases(s.a, s.b, "outcome", "ERROR", false);
+	snprintf(args, sizeof(args), "compare %s %s", s.a, s.b);
 	expect(1, "nothing compared", args);
-	set_cases(a, b, "outcome", "FAIL", false);
-	snprintf(args, sizeof(args), "compare %s %s", b, a);
+	set_cases(s.a, s.b, "outcome", "FAIL", false);
+	snprintf(args, sizeof(args), "compare %s %s", s.b, s.a);
 	expect(1, "nothing compared", args);
 	/* A run dated in the future never becomes a baseline. */
-	set_member(a, b, NULL, "timestamp", "2999-01-01T00:00:00");
-	snprintf(args, sizeof(args), "baseline add %s %s", b, hist);
+	set_member(s.a, s.b, NULL, "timestamp", "2999-01-01T00:00:00");
+	snprintf(args, sizeof(args), "baseline add %s %s", s.b, s.hist);
 	expect(0, "filed", args);
-	snprintf(args, sizeof(args), "run %s --baseline %s", sel, hist);
+	snprintf(args, sizeof(args), "run %s --baseline %s", sel, s.hist);
 	expect(0, "is not a time it could have been made at", args);
 	/* baseline add: nothing in the file leads out of the history, nothing is half-filed. */
-	set_member(a, b, "host_class", "hash", "../../outside");
-	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
+	set_member(s.a, s.b, "host_class", "hash", "../../outside");
+	snprintf(args, sizeof(args), "baseline add %s %s/h2", s.b, s.dir);
 	expect(2, "is not 16 hex digits", args);
-	set_member(a, b, NULL, "memgate_commit", "../../x y");
-	snprintf(args, sizeof(args), "baseline add %s %s/h2", b, dir);
+	set_member(s.a, s.b, NULL, "memgate_commit", "../../x y");
+	snprintf(args, sizeof(args), "baseline add %s %s/h2", s.b, s.dir);
 	expect(0, "-.._.._x_y.json", args);
 	expect(2, "filed already", args);
 	/* ab: a selection with no perf case is bad usage; a head with none compares nothing. */
@@ -746,7 +787,7 @@ static void test_nothing_compared(void **state)
 		 "'*growth*' --quick",
 		 test_build_dir(), test_build_dir());
 	expect(1, "nothing compared: base lists 1 perf cases, head 0", args);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", s.dir);
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -764,17 +805,10 @@ static void test_ab_hung_qemu_leaves_nothing(void **state)
 	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
 	snprintf(side, sizeof(side), "%s --qemu tests/fixtures/qemu-hangs", bin);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		execl(bin, bin, "ab", "--base", side, "--head", side, "-s", "qemu", "-k",
-		      "*backend=ram*", "--timeout", "3", "--quick", (char *)NULL);
-		_exit(127);
-	}
+	pid =
+	    memgate_start(-1, -1,
+			  (const char *[]){"ab", "--base", side, "--head", side, "-s", "qemu", "-k",
+					   "*backend=ram*", "--timeout", "3", "--quick", NULL});
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	/* Whatever ab left is ours now: reap it; anything still running after 5 s fails. */
@@ -976,10 +1010,8 @@ static void test_no_false_pass(void **state)
 static void test_interrupted_runs_report(void **state)
 {
 	static const int sigs[] = {SIGINT, SIGHUP, SIGQUIT};
-	char bin[256];
 
 	(void)state;
-	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		const char *json = test_tmp("interrupted.json");
@@ -988,16 +1020,8 @@ static void test_interrupted_runs_report(void **state)
 		pid_t pid;
 
 		unlink(json);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			int null = open("/dev/null", O_WRONLY);
-
-			dup2(null, STDOUT_FILENO);
-			dup2(null, STDERR_FILENO);
-			execl(bin, bin, "run", "-s", "memslots", "--json", json, (char *)NULL);
-			_exit(127);
-		}
+		pid = memgate_start(
+		    -1, -1, (const char *[]){"run", "-s", "memslots", "--json", json, NULL});
 		/* Long enough for a case or two to end; the whole suite takes seconds more. */
 		usleep(700 * 1000);
 		kill(pid, sigs[i]);
@@ -1057,27 +1081,17 @@ static void test_hostile_topologies(void **state)
 static void test_closed_stdout(void **state)
 {
 	const char *json_path = test_tmp("pipe.json");
-	char bin[256];
 	char *json;
 	int fds[2], st;
 	pid_t pid;
 
 	(void)state;
 	unlink(json_path);
-	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
 	assert_int_equal(pipe(fds), 0);
 	close(fds[0]);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(fds[1], STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		execl(bin, bin, "run", "-s", "memslots", "-k", "*regression*", "--json", json_path,
-		      (char *)NULL);
-		_exit(127);
-	}
+	pid = memgate_start(fds[1], -1,
+			    (const char *[]){"run", "-s", "memslots", "-k", "*regression*",
+					     "--json", json_path, NULL});
 	close(fds[1]);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	json = text_read_file(json_path, 1 << 22);
@@ -1091,25 +1105,14 @@ static void test_closed_stdout(void **state)
 /* The console is a pipe in Jenkins: a case's line arrives when it ends, not with the rest. */
 static void test_lines_as_cases_end(void **state)
 {
-	char bin[256], line[512];
+	char line[512];
 	int fds[2], st;
 	FILE *in;
 	pid_t pid, alive;
 
 	(void)state;
-	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
 	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		close(fds[0]);
-		dup2(fds[1], STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		execl(bin, bin, "run", "-s", "memslots", (char *)NULL);
-		_exit(127);
-	}
+	pid = memgate_start(fds[1], fds[0], (const char *[]){"run", "-s", "memslots", NULL});
 	close(fds[1]);
 	in = fdopen(fds[0], "r");
 	assert_non_null(in);
@@ -1628,7 +1631,6 @@ static pid_t first_child(pid_t pid)
  */
 static void test_killed_run_restores(void **state)
 {
-	char bin[512];
 	uint64_t before, during = 0;
 	pid_t pid, child = 0;
 	int status;
@@ -1637,19 +1639,10 @@ static void test_killed_run_restores(void **state)
 	test_root_setup("it reserves hugetlb pages");
 	if (text_read_u64(POOL_2M, &before))
 		skip_because("no 2 MiB hugetlb pool on this kernel");
-	snprintf(bin, sizeof(bin), "%s/memgate", test_build_dir());
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		execl(bin, bin, "run", "-s", "prealloc", "-k",
-		      "prealloc.perf.startup[[]kind=hugetlb-2m]", "--reserve-hugepages",
-		      (char *)NULL);
-		_exit(127);
-	}
+	pid = memgate_start(-1, -1,
+			    (const char *[]){"run", "-s", "prealloc", "-k",
+					     "prealloc.perf.startup[[]kind=hugetlb-2m]",
+					     "--reserve-hugepages", NULL});
 	/* Until the pool has grown and the case's child runs: at most a minute. */
 	for (int i = 0; i < 6000 && !(child && during > before); i++) {
 		const struct timespec tick = {0, 10000000};

@@ -55,6 +55,15 @@ static void test_plan_many(void **state)
 	assert_int_equal(prealloc_plan(r, 2, &o, s, 16), -EINVAL);
 }
 
+/* Method @m (0: touch, 1: populate) with two threads on a two-PU host. */
+static struct prealloc_opts two_threads(int m)
+{
+	return (struct prealloc_opts){.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
+				      .requested = 2,
+				      .cap = 32,
+				      .host_pus = 2};
+}
+
 static void test_resident_both_methods(void **state)
 {
 	(void)state;
@@ -63,10 +72,7 @@ static void test_resident_both_methods(void **state)
 		char *p =
 		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct prealloc_region r = {p, size, 4096, -1};
-		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
-					  .requested = 2,
-					  .cap = 32,
-					  .host_pus = 2};
+		struct prealloc_opts o = two_threads(m);
 		struct prealloc_report rep;
 		struct mg_err err;
 
@@ -87,6 +93,20 @@ static uint64_t pool_total(void)
 	return hw_hugepage_pool(2 * MIB, -1, &p) ? UINT64_MAX : p.total;
 }
 
+/* Root only, with a 2 MiB pool on this kernel and the host's hugetlb lock held (so nobody
+ * resizes the pool meanwhile): the pool's size in *@total; else the test skips, saying why. */
+static void lock_pool(uint64_t *total)
+{
+	struct mg_err err;
+
+	test_root_setup("it sizes the 2 MiB hugetlb pool");
+	if (pool_total() == UINT64_MAX)
+		skip_because("no 2 MiB hugetlb pool on this kernel");
+	if (reserve_lock(0, &err))
+		skip_because("%s", err.msg);
+	*total = pool_total();
+}
+
 static void mine(int sig)
 {
 	(void)sig;
@@ -95,16 +115,11 @@ static void mine(int sig)
 /* Root only: a pool of 16 pages, a region of 24. Both methods fail cleanly. */
 static void test_running_out(void **state)
 {
-	uint64_t got, before = pool_total();
+	uint64_t got, before = 0;
 	struct mg_err err;
 
 	(void)state;
-	test_root_setup("it sizes the 2 MiB hugetlb pool");
-	if (before == UINT64_MAX)
-		skip_because("no 2 MiB hugetlb pool on this kernel");
-	if (reserve_lock(0, &err))
-		skip_because("%s", err.msg);
-	before = pool_total();
+	lock_pool(&before);
 	if (before != 0)
 		skip_because("the 2 MiB pool is in use (%llu pages): not touching it",
 			     (unsigned long long)before);
@@ -115,10 +130,7 @@ static void test_running_out(void **state)
 		char *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
 		struct prealloc_region r = {p, size, 2 * MIB, -1};
-		struct prealloc_opts o = {.method = m ? PREALLOC_POPULATE : PREALLOC_TOUCH,
-					  .requested = 2,
-					  .cap = 32,
-					  .host_pus = 2};
+		struct prealloc_opts o = two_threads(m);
 		struct prealloc_report rep;
 		struct sigaction now;
 
@@ -137,19 +149,12 @@ static void test_running_out(void **state)
 /* Root only: a process that reserved and is killed by SIGTERM puts the pool back. */
 static void test_restore_on_signal(void **state)
 {
-	uint64_t before = pool_total();
-	struct mg_err lock_err;
+	uint64_t before = 0;
 	int status;
 	pid_t pid;
 
 	(void)state;
-	test_root_setup("it sizes the 2 MiB hugetlb pool");
-	if (before == UINT64_MAX)
-		skip_because("no 2 MiB hugetlb pool on this kernel");
-	/* Nobody else resizes the pool meanwhile: the lock is the host's. */
-	if (reserve_lock(0, &lock_err))
-		skip_because("%s", lock_err.msg);
-	before = pool_total();
+	lock_pool(&before);
 	pid = fork();
 	if (pid == 0) {
 		uint64_t got;
@@ -210,18 +215,12 @@ static int reserve_eight(void *before)
  */
 static void test_recover_after_kill(void **state)
 {
-	uint64_t before = pool_total();
-	struct mg_err err;
+	uint64_t before = 0;
 	int status;
 	pid_t pid;
 
 	(void)state;
-	test_root_setup("it sizes the 2 MiB hugetlb pool");
-	if (before == UINT64_MAX)
-		skip_because("no 2 MiB hugetlb pool on this kernel");
-	if (reserve_lock(0, &err))
-		skip_because("%s", err.msg);
-	before = pool_total();
+	lock_pool(&before);
 	pid = held_in_child(reserve_eight, &before);
 	assert_true(pid > 0);
 	kill(pid, SIGKILL);

@@ -1,0 +1,127 @@
+/* suite.c - the prealloc suite (the 2017 parallel-prealloc thread, the 2025 thread-cap
+ * thread): its case table, the implementation under test as --impl chose it, and the hugetlb
+ * pages its cases need. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites/pages.h"
+#include "suites/prealloc/prealloc.h"
+#include "suites/suites.h"
+#include "util/util.h"
+
+/* Pages reserved beyond the guest size: the checks' 64 MiB and the running-out region. */
+#define RESERVE_MARGIN_PAGES 64
+
+uint64_t prealloc_case_gigapages(const struct hw_info *hw, uint64_t size)
+{
+	uint64_t pus = hw->n_pus ? hw->n_pus : 1, pages = (size + GIB - 1) / GIB;
+
+	return (pages + pus - 1) / pus * pus;
+}
+
+/*
+ * --reserve-hugepages: the free pages of @page bytes these cases use: the guest size in 2 MiB
+ * pages and a margin; in 1 GiB pages what the start-up case asks for, and one more for the
+ * residency check.
+ */
+static uint64_t prealloc_hugepages(const struct hw_info *hw, const struct run_opts *o,
+				   uint64_t page)
+{
+	uint64_t size = case_guest_size(hw, o);
+
+	if (page == 2 * MIB)
+		return size / page + RESERVE_MARGIN_PAGES;
+	if (page == GIB)
+		return prealloc_case_gigapages(hw, size) + 1;
+	return 0;
+}
+
+struct prealloc_opts prealloc_case_impl_opts(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	const struct hw_info *hw = case_hw(ctx);
+	const char *threads = impl_get(o->impl, "prealloc.threads");
+	int m = prealloc_method_parse(impl_get(o->impl, "prealloc.method"));
+
+	return (struct prealloc_opts){
+	    .method = m < 0 ? PREALLOC_POPULATE : (enum prealloc_method)m,
+	    .requested = strcmp(threads, "vcpus") ? (unsigned int)atoi(threads) : hw->n_pus,
+	    .cap = (unsigned int)atoi(impl_get(o->impl, "prealloc.cap")),
+	    .host_pus = hw->n_pus,
+	    .topo = hw->topo,
+	    .bind = hw->can_bind,
+	};
+}
+
+static unsigned int expand_kinds(const struct hw_info *hw, const struct run_opts *opts,
+				 struct case_params *out, unsigned int max, bool perf)
+{
+	unsigned int n = 0;
+
+	(void)opts;
+	for (int k = 0; k < K_KINDS && n < max; k++) {
+		/* The perf matrix skips the memfd kinds: they fault like their anon twins. */
+		if (!kind_offered(hw, k) || (perf && kinds[k].memfd))
+			continue;
+		case_params_add(&out[n++], "kind", "%s", kinds[k].name);
+	}
+	return n;
+}
+
+static unsigned int expand_check_kinds(const struct hw_info *hw, const struct run_opts *opts,
+				       struct case_params *out, unsigned int max)
+{
+	return expand_kinds(hw, opts, out, max, false);
+}
+
+static unsigned int expand_perf_kinds(const struct hw_info *hw, const struct run_opts *opts,
+				      struct case_params *out, unsigned int max)
+{
+	return expand_kinds(hw, opts, out, max, true);
+}
+
+static const struct case_def prealloc_cases[] = {
+    {.name = "resident",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .needs = NEEDS_HOST,
+     .doc = "after a prealloc every page is resident and kept its contents",
+     .expand = expand_check_kinds,
+     .run = prealloc_case_resident},
+    {.name = "plan",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .doc = "the thread rule and the page ranges on a table of guests",
+     .run = prealloc_case_plan},
+    {.name = "numa_plan",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .doc = "one region per node: threads in proportion, bound to the node's PUs",
+     .expand = prealloc_case_expand_numa,
+     .run = prealloc_case_numa_plan},
+    {.name = "running_out",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .needs = NEEDS_HOST,
+     .doc = "a hugetlb pool too small: an error saying so, the process lives",
+     .expand = prealloc_case_expand_methods,
+     .run = prealloc_case_running_out},
+    {.name = "startup",
+     .group = "perf",
+     .kind = CASE_PERF,
+     .needs = NEEDS_HOST,
+     .doc = "start-up time per method and thread count; memset as the limit",
+     .metrics = prealloc_case_startup_metrics,
+     .n_metrics = STARTUP_METRICS,
+     .expand = expand_perf_kinds,
+     .run = prealloc_case_startup},
+};
+
+const struct suite_def suite_prealloc = {
+    .name = "prealloc",
+    .doc = "parallel guest-memory preallocation: residency, plans, running out, start-up time",
+    .cases = prealloc_cases,
+    .n_cases = ARRAY_SIZE(prealloc_cases),
+    .summary = prealloc_case_startup_summary,
+    .hugepages = prealloc_hugepages,
+};
