@@ -52,12 +52,21 @@ SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/
 # Without the package there is no kit, and those cases SKIP saying how to get one.
 KERNEL_CACHE ?= /var/cache/memgate
 GUEST_KERNEL_DEB ?= $(shell ls -v $(KERNEL_CACHE)/linux-image-*-cloud-amd64_*.deb 2>/dev/null | tail -n 1)
-GUEST_KIT := $(if $(GUEST_KERNEL_DEB),$(B)/guest/initramfs.cpio)
+# With the kit, this memgate and its libraries packed for `memgate vm` (guest/pack.sh).
+GUEST_KIT := $(if $(GUEST_KERNEL_DEB),$(B)/guest/initramfs.cpio $(B)/guest/memgate.cpio)
 
 all: $(B)/memgate $(B)/memgate.1 $(GUEST_KIT) $(B)/fixtures/trim_every_free.so
 
 $(B)/guest/initramfs.cpio: guest/mkkit.sh guest/init $(GUEST_KERNEL_DEB) $(wildcard /bin/busybox)
 	sh guest/mkkit.sh $(GUEST_KERNEL_DEB) $(B)/guest
+
+# With the host's QEMU too, where there is one, and the module its TCG is in (Debian builds
+# accelerators as modules): the qemu suite's checks run in the guest.
+GUEST_QEMU := $(shell command -v qemu-system-x86_64)
+GUEST_QEMU += $(if $(GUEST_QEMU),$(wildcard /usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so))
+$(B)/guest/memgate.cpio: $(B)/memgate guest/pack.sh $(GUEST_QEMU)
+	@mkdir -p $(dir $@)
+	sh guest/pack.sh $(B)/memgate $@ $(GUEST_QEMU)
 
 # The ab fixture of the boot cases (--qemu-preload): a QEMU that trims after every RCU free.
 $(B)/fixtures/%.so: ci/fixtures/%.c
@@ -129,10 +138,32 @@ tsan: $(B)/tsan/test_rcu
 # The main job: everything the host supports, embedded defaults, reports under build/. As root
 # it sizes the hugetlb pools for the hugetlb cases (and puts them back); as a user those cases
 # SKIP saying what to do. RUN_ARGS adds options: RUN_ARGS=--long, RUN_ARGS=--quick.
+# With the guest kit, the prealloc checks then run again inside a two-node guest (memgate
+# vm): binding and placement executed on two NUMA nodes, reports in build/*-guest.*; with
+# RUN_ARGS=--long, then in the shape of each machine in topologies/ (build/*-guest-NAME.*).
+# The status is the first failure's.
 RESERVE = $(shell [ "$$(id -u)" = 0 ] && echo --reserve-hugepages)
+GUEST_CHECKS = -- run -s prealloc --checks --reserve-hugepages
+GUEST_RUN = $(B)/memgate vm --junit $(B)/junit-guest.xml --json $(B)/results-guest.json \
+	$(GUEST_CHECKS)
+GUEST_SHAPES = $(if $(filter --long,$(RUN_ARGS)),$(wildcard topologies/*.xml))
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) $(RUN_ARGS)
+	@echo "$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) $(RUN_ARGS)"
+	@st=0; $(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) \
+		$(RUN_ARGS) || st=$$?; \
+	if [ -n "$(GUEST_KIT)" ]; then \
+		echo "$(GUEST_RUN)"; \
+		$(GUEST_RUN) || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
+		for t in $(GUEST_SHAPES); do \
+			n=$$(basename $$t .xml); \
+			echo "$(B)/memgate vm --shape-of $$t ... $(GUEST_CHECKS)"; \
+			$(B)/memgate vm --shape-of $$t --junit $(B)/junit-guest-$$n.xml \
+				--json $(B)/results-guest-$$n.json $(GUEST_CHECKS) || \
+				{ g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
+		done; \
+	fi; \
+	exit $$st
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)

@@ -39,7 +39,7 @@ enum {
 #define QUICK_SAMPLES 5
 #define QUICK_WARMUP 1
 #define DEFAULT_TIMEOUT_S 600
-#define MAX_SUITE_ARGS 16
+#define MAX_SUITE_ARGS 32
 /* Baselines: the newest runs of this host class that a run is judged against. */
 #define DEFAULT_BASELINE_RUNS 5
 /* calibrate: 4 A/A runs of 10 rounds, the 40 rounds a metric's noise needs. */
@@ -91,6 +91,8 @@ enum {
 	OPT_GUEST_INITRD,
 	OPT_QEMU_PRELOAD,
 	OPT_CUT,
+	OPT_SHAPE,
+	OPT_SHAPE_OF,
 };
 
 struct cli {
@@ -125,9 +127,11 @@ struct cli {
 	const char *guest_kernel, *guest_initrd; /* --guest-kernel, --guest-initrd */
 	struct guest_kit kit;	  /* what the qemu suite boots, found by cli_plan() */
 	const char *qemu_preload; /* --qemu-preload */
+	const char *shape;	  /* vm --shape */
+	const char *shape_of;	  /* vm --shape-of: a topology whose shape the guest takes */
 	enum junit_style style;
 	bool json_out;
-	bool samples_set, warmup_set;
+	bool samples_set, warmup_set, timeout_set;
 	bool reserve;
 	enum counter_kind counter; /* --counter as given (auto resolves in cli_plan) */
 	bool counter_set;
@@ -142,7 +146,8 @@ struct cli {
 /* The option tables of the commands (options.c). */
 extern const struct option cli_hw_options[], cli_list_options[], cli_run_options[],
     cli_calibrate_options[], cli_case_exec_options[], cli_ab_options[], cli_compare_options[],
-    cli_rules_options[], cli_plain_options[], cli_merge_options[], cli_model_options[];
+    cli_rules_options[], cli_plain_options[], cli_merge_options[], cli_model_options[],
+    cli_vm_options[];
 
 /** cli_print_usage() - the usage text and the implementations on stdout; returns EXIT_PASSED. */
 int cli_print_usage(void);
@@ -240,5 +245,7 @@ int cli_cmd_ab(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_baseline(int argc, char **argv);
 int cli_cmd_merge(int argc, char **argv);
+/** cli_cmd_vm() - `memgate vm`: a memgate command inside a NUMA guest, its reports nested. */
+int cli_cmd_vm(int argc, char **argv);
 
 #endif

@@ -319,6 +319,7 @@ static const struct {
     {"compare", cli_cmd_compare},
     {"baseline", cli_cmd_baseline},
     {"merge", cli_cmd_merge},
+    {"vm", cli_cmd_vm},
     {"rules", cli_cmd_rules},
     {"man", cmd_man},
     /* memgate's own, not shown: a counted case under callgrind, and ab's first question */
@@ -326,7 +327,8 @@ static const struct {
     {"ab-protocol", cmd_ab_protocol},
 };
 
-#define COMMAND_WORDS "hw, list, run, ab, calibrate, model, compare, baseline, merge, rules or man"
+#define COMMAND_WORDS                                                                              \
+	"hw, list, run, ab, calibrate, model, compare, baseline, merge, vm, rules or man"
 
 static int dispatch(int argc, char **argv)
 {

@@ -57,6 +57,12 @@ static const char usage_text[] =
     "        judge a run against earlier ones (pooled per run) of the same host class\n"
     "  merge SHARD.json... --json FILE\n"
     "        the results of a run's shards (--shard I/N) as one results file\n"
+    "  vm    [--shape SHAPE | --shape-of SPEC] [--timeout S] [--json FILE] [--junit FILE]\n"
+    "        [--qemu PATH]"
+    " [--guest-kernel FILE] [--guest-initrd FILE] [--] COMMAND [OPTIONS]\n"
+    "        a memgate command (this build) inside a QEMU guest of SHAPE, KVM's where it\n"
+    "        boots the kit, else TCG's; a run's reports come back with its suites named\n"
+    "        guest[SHAPE].SUITE (under TCG its gates are off: timing is not the host's)\n"
     "  baseline add RESULTS.json DIR\n"
     "        file a run into a history directory, under DIR/HOST_CLASS_HASH/\n"
     "  rules [--rules FILE]\n"
@@ -75,7 +81,8 @@ static const char usage_text[] =
     "      --quick           fewer samples and smaller sizes: a smoke run\n"
     "      --long            the long cases too: 4 GiB guests (the published figures' size;\n"
     "                        default 1 GiB) and the 200-disk boot\n"
-    "      --timeout S       seconds per case before it is killed (default 600)\n"
+    "      --timeout S       seconds per case before it is killed (default 600); vm: the\n"
+    "                        whole guest, boot to poweroff (default 3600)\n"
     "      --seed N          seed of the bootstrap and of random workloads (default 1)\n"
     "      --junit FILE      write JUnit XML (Jenkins' dialect unless --junit-style ant)\n"
     "      --json FILE       write every sample and summary as JSON: the unit of history\n"
@@ -122,6 +129,10 @@ static const char usage_text[] =
     "                        PMU, user space), simulated (instructions, D1 and LL misses\n"
     "                        under valgrind's callgrind), auto (instructions where the\n"
     "                        PMU counts, else simulated); the other cases stay on clocks\n"
+    "      --shape SHAPE     vm: sockets=S,nodes=N,cpus=C,mem=SIZE, each optional (default\n"
+    "                        sockets=2,nodes=2,cpus=2,mem=2G; nodes and cpus follow sockets)\n"
+    "      --shape-of SPEC   vm: the sockets and nodes of a topology (FILE.xml or synthetic:,\n"
+    "                        as --topology), with the fewest CPUs and a GiB a node at most\n"
     "      --host DIR        plan from a host recorded by `memgate hw --record DIR` (its\n"
     "                        topology, CPUID and kernel facts); as with --topology\n"
     "\n"
@@ -323,6 +334,19 @@ const struct option cli_compare_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+const struct option cli_vm_options[] = {
+    {"shape", required_argument, NULL, OPT_SHAPE},
+    {"shape-of", required_argument, NULL, OPT_SHAPE_OF},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"junit", required_argument, NULL, OPT_JUNIT},
+    {"qemu", required_argument, NULL, OPT_QEMU},
+    {"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
+    {"guest-initrd", required_argument, NULL, OPT_GUEST_INITRD},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
 const struct option cli_rules_options[] = {
     {"rules", required_argument, NULL, OPT_RULES},
     {"help", no_argument, NULL, OPT_HELP},
@@ -341,35 +365,16 @@ const struct option cli_plain_options[] = {
 /* A size: a whole number with an optional K, M, G or T (powers of 1024), at least 64M. */
 static int parse_size(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-	int shift = 0;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	switch (*end) {
-	case 'T':
-		shift += 10; /* fall through */
-	case 'G':
-		shift += 10; /* fall through */
-	case 'M':
-		shift += 10; /* fall through */
-	case 'K':
-		shift += 10;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (errno || !isdigit((unsigned char)s[0]) || *end || v > (SIZE_MAX_BYTES >> shift) ||
-	    (v << shift) < SIZE_MIN_BYTES) {
+	if (text_size(s, &v) || v > SIZE_MAX_BYTES || v < SIZE_MIN_BYTES) {
 		fprintf(stderr,
 			"memgate: --size expects a size from 64M to 1024T, such as 512M or 4G, "
 			"got '%s'\n",
 			s);
 		return -EINVAL;
 	}
-	*out = v << shift;
+	*out = v;
 	return 0;
 }
 
@@ -429,6 +434,7 @@ static int parse_valued(struct cli *c, int opt, const char *arg)
 		if (parse_ulong("--timeout", arg, 1, 7 * 86400, &v))
 			return -EINVAL;
 		c->opts.timeout_s = (double)v;
+		c->timeout_set = true;
 		return 0;
 	case OPT_SEED:
 		if (parse_ulong("--seed", arg, 0, ULONG_MAX, &v))
@@ -558,6 +564,12 @@ static int parse_opt(struct cli *c, int opt, const char *arg)
 		return 0;
 	case OPT_QEMU_PRELOAD:
 		c->qemu_preload = arg;
+		return 0;
+	case OPT_SHAPE:
+		c->shape = arg;
+		return 0;
+	case OPT_SHAPE_OF:
+		c->shape_of = arg;
 		return 0;
 	case OPT_JSON:
 		c->json_out = true;

@@ -227,7 +227,7 @@ static void print_summaries(const struct report_run *rep, FILE *out)
 	const struct suite_def *const *suites = suites_all(&n_suites);
 
 	for (size_t i = 0; i < n_suites; i++) {
-		char *text = suites[i]->summary ? suites[i]->summary(rep->results, rep->n) : NULL;
+		char *text = suite_summary(suites[i], rep->results, rep->n);
 
 		if (text)
 			fprintf(out, "\n%s", text);

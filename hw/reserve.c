@@ -34,9 +34,10 @@
  * opens, reads, writes and closes, which are async-signal-safe.
  */
 struct saved_pool {
-	char nr_path[96];   /* .../hugepages-NkB/nr_hugepages */
-	char free_path[96]; /* .../hugepages-NkB/free_hugepages */
+	char nr_path[128];   /* .../hugepages-NkB/nr_hugepages */
+	char free_path[128]; /* .../hugepages-NkB/free_hugepages */
 	uint64_t page_kib;
+	int node;	    /* a NUMA node's pool (OS index), -1: the system's */
 	uint64_t old_total; /* the pool before this process grew it */
 	uint64_t delta;	    /* pages it added */
 };
@@ -159,7 +160,7 @@ static int own_dir(const char *path)
 	return ret;
 }
 
-/* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL" line a pool. */
+/* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL NODE" line a pool. */
 static int write_state(void)
 {
 	char tmp[160];
@@ -181,22 +182,29 @@ static int write_state(void)
 		return ret;
 	}
 	for (int i = 0; i < n_saved; i++)
-		fprintf(f, "%llu %llu %llu\n", (unsigned long long)saved[i].page_kib,
-			(unsigned long long)saved[i].delta, (unsigned long long)saved[i].old_total);
+		fprintf(f, "%llu %llu %llu %d\n", (unsigned long long)saved[i].page_kib,
+			(unsigned long long)saved[i].delta, (unsigned long long)saved[i].old_total,
+			saved[i].node);
 	if (fclose(f) || rename(tmp, state_path))
 		return -errno;
 	return 0;
 }
 
-static void pool_paths(struct saved_pool *p, uint64_t page_kib)
+static void pool_paths(struct saved_pool *p, uint64_t page_kib, int node)
 {
+	char dir[96];
+
+	if (node < 0)
+		snprintf(dir, sizeof(dir), "/sys/kernel/mm/hugepages/hugepages-%llukB",
+			 (unsigned long long)page_kib);
+	else
+		snprintf(dir, sizeof(dir),
+			 "/sys/devices/system/node/node%d/hugepages/hugepages-%llukB", node,
+			 (unsigned long long)page_kib);
 	p->page_kib = page_kib;
-	snprintf(p->nr_path, sizeof(p->nr_path),
-		 "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages",
-		 (unsigned long long)page_kib);
-	snprintf(p->free_path, sizeof(p->free_path),
-		 "/sys/kernel/mm/hugepages/hugepages-%llukB/free_hugepages",
-		 (unsigned long long)page_kib);
+	p->node = node;
+	snprintf(p->nr_path, sizeof(p->nr_path), "%s/nr_hugepages", dir);
+	snprintf(p->free_path, sizeof(p->free_path), "%s/free_hugepages", dir);
 }
 
 /*
@@ -227,18 +235,19 @@ static bool pid_gone(long pid)
 	return state && state[1] == ' ' && (state[2] == 'Z' || state[2] == 'X');
 }
 
-/* Is @kib a page size this kernel has a hugetlb pool of? */
-static bool offered(unsigned long long kib)
+/* Is @kib a page size this kernel has a hugetlb pool of, on @node (-1: the system's)? */
+static bool offered(unsigned long long kib, int node)
 {
-	char path[96];
+	struct saved_pool p;
 
-	snprintf(path, sizeof(path), "/sys/kernel/mm/hugepages/hugepages-%llukB/nr_hugepages", kib);
-	return access(path, F_OK) == 0;
+	pool_paths(&p, kib, node);
+	return access(p.nr_path, F_OK) == 0;
 }
 
 /*
- * The lines of one record, each "PAGE_KIB DELTA OLD_TOTAL" of a pool the kernel has and a
- * delta a run could have added; a record with any other line is refused whole (-EINVAL).
+ * The lines of one record, each "PAGE_KIB DELTA OLD_TOTAL NODE" of a pool the kernel has and a
+ * delta a run could have added (NODE -1, or absent as memgate wrote it before December 2026:
+ * the system's pool); a record with any other line is refused whole (-EINVAL).
  */
 static int read_record(FILE *f, struct saved_pool *p, int *n)
 {
@@ -246,13 +255,17 @@ static int read_record(FILE *f, struct saved_pool *p, int *n)
 
 	for (*n = 0; fgets(line, sizeof(line), f);) {
 		unsigned long long kib, delta, old;
+		int node = -1, got;
 		char end;
 
-		if (sscanf(line, "%llu %llu %llu%c", &kib, &delta, &old, &end) != 4 ||
-		    end != '\n' || !offered(kib) || !delta || delta > RESERVE_MAX_PAGES ||
-		    old > RESERVE_MAX_PAGES || *n == MAX_POOLS)
+		got = sscanf(line, "%llu %llu %llu %d%c", &kib, &delta, &old, &node, &end);
+		if (got == 3)
+			got = sscanf(line, "%llu %llu %llu%c", &kib, &delta, &old, &end) + 1;
+		if (got != 5 || end != '\n' || node < -1 || node > 4095 || !offered(kib, node) ||
+		    !delta || delta > RESERVE_MAX_PAGES || old > RESERVE_MAX_PAGES ||
+		    *n == MAX_POOLS)
 			return -EINVAL;
-		pool_paths(&p[*n], kib);
+		pool_paths(&p[*n], kib, node);
 		p[*n].delta = delta;
 		p[(*n)++].old_total = old;
 	}
@@ -471,14 +484,23 @@ int reserve_recover(FILE *out)
 int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short, uint64_t *got,
 		      struct mg_err *err)
 {
+	return reserve_node_hugepages(page_bytes, -1, free_wanted, keep_short, got, err);
+}
+
+int reserve_node_hugepages(uint64_t page_bytes, int node, uint64_t free_wanted, bool keep_short,
+			   uint64_t *got, struct mg_err *err)
+{
 	struct hw_page_pool pool;
 	struct saved_pool *s;
 	uint64_t now_total;
-	int ret = hw_hugepage_pool(page_bytes, -1, &pool);
+	char where[32] = "";
+	int ret = hw_hugepage_pool(page_bytes, node, &pool);
 
+	if (node >= 0)
+		snprintf(where, sizeof(where), " on node %d", node);
 	if (ret)
-		return mg_err_set(err, -ret, "no hugetlb pool of %llu KiB pages on this kernel",
-				  (unsigned long long)(page_bytes >> 10));
+		return mg_err_set(err, -ret, "no hugetlb pool of %llu KiB pages%s on this kernel",
+				  (unsigned long long)(page_bytes >> 10), where);
 	*got = pool.free;
 	if (pool.free >= free_wanted)
 		return 0;
@@ -491,7 +513,7 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short
 	ret = reserve_lock(RESERVE_WAIT_S, err);
 	/* Under the lock the pool may have changed: look again. */
 	if (!ret)
-		ret = hw_hugepage_pool(page_bytes, -1, &pool);
+		ret = hw_hugepage_pool(page_bytes, node, &pool);
 	if (ret)
 		return ret;
 	*got = pool.free;
@@ -499,7 +521,7 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short
 		return 0;
 	arm_restore();
 	s = &saved[n_saved];
-	pool_paths(s, page_bytes >> 10);
+	pool_paths(s, page_bytes >> 10, node);
 	s->old_total = pool.total;
 	s->delta = free_wanted - pool.free;
 	n_saved++; /* recorded before the change: a signal from here on takes it back */
@@ -512,7 +534,7 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short
 	if (!ret)
 		ret = write_state();
 	if (!ret)
-		ret = hw_hugepage_pool(page_bytes, -1, &pool);
+		ret = hw_hugepage_pool(page_bytes, node, &pool);
 	*got = ret ? 0 : pool.free;
 	if (ret || pool.free < free_wanted) {
 		/* Short: what was found stays, if asked, for the cases it is enough for (and is
@@ -524,9 +546,9 @@ int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short
 		}
 		return mg_err_set(err, ret ? -ret : ENOMEM,
 				  "the kernel found %llu of %llu free "
-				  "hugetlb pages of %llu KiB (memory too fragmented?)",
+				  "hugetlb pages of %llu KiB%s (memory too fragmented?)",
 				  (unsigned long long)*got, (unsigned long long)free_wanted,
-				  (unsigned long long)(page_bytes >> 10));
+				  (unsigned long long)(page_bytes >> 10), where);
 	}
 	return 0;
 }

@@ -37,6 +37,14 @@ int reserve_lock(unsigned int wait_s, struct mg_err *err);
 int reserve_hugepages(uint64_t page_bytes, uint64_t free_wanted, bool keep_short, uint64_t *got,
 		      struct mg_err *err);
 
+/**
+ * reserve_node_hugepages() - reserve_hugepages() of NUMA node @node's pool (its OS index,
+ * /sys/devices/system/node/nodeN/hugepages/), the other nodes' pools left as they are; -1 is
+ * the system's pool. Recorded, restored and recovered the same way.
+ */
+int reserve_node_hugepages(uint64_t page_bytes, int node, uint64_t free_wanted, bool keep_short,
+			   uint64_t *got, struct mg_err *err);
+
 /** reserve_restore() - take back every delta this process added. Async-signal-safe. */
 void reserve_restore(void);
 

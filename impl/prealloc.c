@@ -351,10 +351,11 @@ static int failure(const struct prealloc_region *regions, size_t n, const struct
 		   unsigned int nw, struct prealloc_report *rep, struct mg_err *err)
 {
 	size_t want = 0, have = 0, page = regions[0].page_size;
-	int code = 0;
+	int code = 0, node = -1;
 
 	for (unsigned int i = 0; i < nw && !code; i++)
-		code = w[i].err;
+		if ((code = w[i].err))
+			node = w[i].r->node;
 	if (!code)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
@@ -365,6 +366,16 @@ static int failure(const struct prealloc_region *regions, size_t n, const struct
 	if (code != -EFAULT)
 		return mg_err_set(err, -code, "prealloc (%s): %s after %zu of %zu pages",
 				  prealloc_method_name(rep->method), strerror(-code), have, want);
+	/* Bound to a node, a region faults only there: that node's pool is what ran short. */
+	if (node >= 0)
+		return mg_err_set(
+		    err, EFAULT,
+		    "prealloc (%s, %u threads): not enough hugepages on node %d: %zu of "
+		    "%zu pages of %zu KiB populated; reserve them on that node (echo N > "
+		    "/sys/devices/system/node/node%d/hugepages/hugepages-%zukB/"
+		    "nr_hugepages, as root)",
+		    prealloc_method_name(rep->method), nw, node, have, want, page >> 10, node,
+		    page >> 10);
 	return mg_err_set(
 	    err, EFAULT,
 	    "prealloc (%s, %u threads): the hugetlb pool ran out: %zu of %zu pages of "
@@ -418,9 +429,12 @@ static int bind_memory(const struct prealloc_region *regions, size_t n,
 					  "prealloc: region %zu names NUMA node %d, "
 					  "which the topology does not have",
 					  i, regions[i].node);
-		if (node &&
-		    hwloc_set_area_membind(o->topo, regions[i].addr, regions[i].size, node->nodeset,
-					   HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET))
+		/* STRICT: MPOL_BIND, as QEMU's policy=bind. Without it hwloc 2.9 asks for
+		 * MPOL_PREFERRED_MANY where the kernel has it (5.15+), and a node short of pages
+		 * quietly hands the region another node's. */
+		if (node && hwloc_set_area_membind(o->topo, regions[i].addr, regions[i].size,
+						   node->nodeset, HWLOC_MEMBIND_BIND,
+						   HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT))
 			return mg_err_set(err, errno, "prealloc: binding region %zu to node %d: %s",
 					  i, regions[i].node, strerror(errno));
 	}

@@ -217,7 +217,7 @@ static void add_suite_output(xmlNodePtr ts, const struct report_run *run,
 	char *out = NULL, *err = NULL;
 	size_t olen = 0, elen = 0;
 	FILE *fo = open_memstream(&out, &olen), *fe = open_memstream(&err, &elen);
-	char *summary = suite->summary ? suite->summary(run->results, run->n) : NULL;
+	char *summary = suite_summary(suite, run->results, run->n);
 
 	if (fo && summary)
 		fprintf(fo, "%s\n", summary);
@@ -264,7 +264,7 @@ static void add_testsuite(xmlNodePtr root, const struct report_run *run,
 			add_testcase(ts, &run->results[i], style, &t);
 	if (style == JUNIT_ANT)
 		add_suite_output(ts, run, suite);
-	else if ((summary = suite->summary ? suite->summary(run->results, run->n) : NULL))
+	else if ((summary = suite_summary(suite, run->results, run->n)))
 		add_text_child(ts, "system-out", summary);
 	free(summary);
 	set_count(ts, "tests", t.tests);

@@ -1,10 +1,13 @@
-/* case.c - the case model's small helpers: parameter sets, names, outcome names. */
+/* case.c - the case model's small helpers: parameter sets, names, outcome names, and a suite's
+ * tables of figures. */
 #include "run/case.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "run/result.h"
 #include "util/text.h"
 #include "util/util.h"
 
@@ -102,4 +105,42 @@ const char *case_metric_unit(const struct case_def *d, unsigned int m, enum coun
 	const char *unit = d->metrics[m].unit;
 
 	return d->counted && !strcmp(unit, "cycles") ? counter_unit(k) : unit;
+}
+
+/* @t into @f when one of the @n @results is wanted: its header, rows, published figures. */
+static void write_table(FILE *f, const struct summary_table *t, const struct case_result *results,
+			size_t n)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!t->wanted(&results[i]))
+			continue;
+		if (!any && t->header)
+			fputs(t->header, f);
+		any = true;
+		if (t->row)
+			t->row(f, &results[i]);
+	}
+	if (any && t->write)
+		t->write(f, results, n);
+	if (any && t->published)
+		fputs(t->published, f);
+}
+
+char *suite_summary(const struct suite_def *s, const struct case_result *results, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!s->tables || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	for (const struct summary_table *const *t = s->tables; *t; t++)
+		write_table(f, *t, results, n);
+	if (fclose(f) || !len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }

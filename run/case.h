@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "hw/counter.h"
 #include "hw/hw.h"
@@ -92,14 +93,28 @@ struct case_def {
 	void (*run)(struct case_ctx *ctx);
 };
 
+/*
+ * A table of a suite's figures beside the published ones, printed after its cases (console,
+ * JUnit system-out): its header, a row for each wanted result (or, with @write, what that
+ * writes of all of them), the published figures. No wanted result: no table.
+ */
+struct summary_table {
+	const char *header;    /* the first line(s), or NULL */
+	const char *published; /* the last line(s): the published figures, or NULL */
+	/* which results have a row (a perf case of the suite that measured something) */
+	bool (*wanted)(const struct case_result *r);
+	void (*row)(FILE *f, const struct case_result *r);
+	/* instead of rows, the table's body from every result (NULL: rows) */
+	void (*write)(FILE *f, const struct case_result *results, size_t n);
+};
+
 struct suite_def {
 	const char *name;
 	const char *doc;
 	const struct case_def *cases;
 	unsigned int n_cases;
-	/* A table of the suite's figures for the console and the report (NULL: none); returns
-	 * a new string or NULL. */
-	char *(*summary)(const struct case_result *results, size_t n);
+	/* Its tables of figures, NULL-ended (NULL: none); suite_summary() writes them. */
+	const struct summary_table *const *tables;
 	/* --reserve-hugepages: how many free pages of @page bytes its cases use (NULL: none). */
 	uint64_t (*hugepages)(const struct hw_info *hw, const struct run_opts *opts, uint64_t page);
 };
@@ -226,6 +241,12 @@ const char *case_outcome_name(enum case_outcome o);
  * two sides of an A/B, or between a run and its baselines, by design. Returns @buf.
  */
 char *case_key(const char *full_name, char *buf, size_t len);
+
+/**
+ * suite_summary() - @s's tables over the @n @results, one after another, as one text (the
+ * caller frees it); NULL when none has a row, or memory is short: then nothing is printed.
+ */
+char *suite_summary(const struct suite_def *s, const struct case_result *results, size_t n);
 
 /** case_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
 char *case_full_name(const struct case_inst *inst, char *buf, size_t len);

@@ -76,8 +76,8 @@ int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, 
 void guest_console_init(struct guest_console *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->init_s = c->modules_s = c->disks_s = c->idle_s = -1;
-	c->disks = -1;
+	c->init_s = c->modules_s = c->disks_s = c->idle_s = c->vm_s = -1;
+	c->disks = c->vm_exit = -1;
 }
 
 /* "uptime=S" and nothing after it into @out; false when @s is not that. */
@@ -114,7 +114,7 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 	size_t len;
 	const char *s;
 	char *end;
-	long disks;
+	long disks, status;
 
 	if (strncmp(line, CONSOLE_PREFIX, strlen(CONSOLE_PREFIX)))
 		return GUEST_OTHER;
@@ -137,6 +137,15 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 			return malformed(c, text);
 		c->disks = (int)disks;
 		return GUEST_DISKS;
+	}
+	if (!strncmp(text, "vm exit=", 8)) {
+		errno = 0;
+		status = strtol(text + 8, &end, 10);
+		if (errno || end == text + 8 || status < 0 || status > 255 || *end != ' ' ||
+		    !uptime_of(end + 1, &c->vm_s))
+			return malformed(c, text);
+		c->vm_exit = (int)status;
+		return GUEST_VM;
 	}
 	if (!strcmp(text, "done")) {
 		c->done = true;
@@ -202,6 +211,7 @@ static void qemu_faults(pid_t pid, uint64_t *minflt, uint64_t *majflt)
 struct reader {
 	struct proc *p;
 	struct guest_boot *out;
+	const struct guest_boot_spec *spec;
 	int64_t cut_ns;		    /* launch + the cut; 0: none */
 	volatile sig_atomic_t stop; /* set at the cut: proc_watch kills QEMU */
 	char line[512];
@@ -219,6 +229,8 @@ static void on_line(struct reader *r)
 	struct guest_boot *b = r->out;
 
 	r->line[r->used] = '\0';
+	if (r->spec->on_line)
+		r->spec->on_line(r->spec->line_arg, r->line);
 	switch (guest_console_line(&b->con, r->line)) {
 	case GUEST_INIT:
 		b->init_ms = since_launch_ms(r);
@@ -272,6 +284,10 @@ static int on_tick(void *arg)
 	struct reader *r = arg;
 	int64_t left_ns;
 
+	if (r->spec->interrupted && *r->spec->interrupted) {
+		r->stop = 1;
+		return 0;
+	}
 	if (!r->cut_ns || r->out->con.disks >= 0)
 		return -1;
 	left_ns = r->cut_ns - util_now_ns();
@@ -282,14 +298,80 @@ static int on_tick(void *arg)
 	return (int)(left_ns / 1000000 + 1);
 }
 
+/* -m, -smp, and a memory backend and node for each of @g's nodes, appended to @argv at *@n. */
+static int numa_args(const struct guest_numa *g, char **argv, size_t *n)
+{
+	unsigned int per_node = g->cpus / g->nodes, mib = g->mem_mib / g->nodes;
+	int ok = 1;
+
+#define NARG(...) (ok = ok && asprintf(&argv[(*n)++], __VA_ARGS__) >= 0)
+	NARG("-cpu");
+	NARG("max");
+	NARG("-m");
+	NARG("%u", mib * g->nodes);
+	NARG("-smp");
+	NARG("%u,sockets=%u,cores=%u,threads=1", g->cpus, g->sockets, g->cpus / g->sockets);
+	for (unsigned int i = 0; i < g->nodes; i++) {
+		NARG("-object");
+		NARG("memory-backend-ram,id=m%u,size=%uM", i, mib);
+		NARG("-numa");
+		if (per_node > 1)
+			NARG("node,nodeid=%u,memdev=m%u,cpus=%u-%u", i, i, i * per_node,
+			     (i + 1) * per_node - 1);
+		else
+			NARG("node,nodeid=%u,memdev=m%u,cpus=%u", i, i, i * per_node);
+	}
+#undef NARG
+	return ok ? 0 : -ENOMEM;
+}
+
+/*
+ * The kernel's command line: the console, the kit init's parameters, @s->params, and init's
+ * own arguments after " -- ". Errors and worse on the console (loglevel=4, what `quiet`
+ * shows): a hung task or a stalled CPU is in the tail an ERROR shows; a clean boot prints
+ * none. Returns 0 or -ENOMEM.
+ */
+static int kernel_line(const struct guest_boot_spec *s, char **out)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&line, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f,
+		"console=ttyS0 loglevel=4 panic=-1 memgate.disks=%u memgate.wait=%.0f "
+		"memgate.hold=%g",
+		s->disks, s->timeout_s / 2, s->hold_s);
+	if (s->params)
+		fprintf(f, " %s", s->params);
+	if (s->init_args) {
+		fputs(" --", f);
+		for (const char *const *a = s->init_args; *a; a++)
+			fprintf(f, " %s", *a);
+	}
+	if (fclose(f)) {
+		free(line);
+		return -ENOMEM;
+	}
+	*out = line;
+	return 0;
+}
+
 /* The arguments of a boot, each malloc()ed, in @argv (NULL-ended); 0 or -ENOMEM. */
 static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 {
 	unsigned int bridges = (s->disks + DISKS_PER_BRIDGE - 1) / DISKS_PER_BRIDGE;
-	size_t cap = 40 + 2 * (size_t)bridges + 6 * (size_t)s->disks, n = 0;
-	char **argv = calloc(cap, sizeof(*argv));
-	char append[256];
+	size_t cap = 60 + 2 * (size_t)bridges + 6 * (size_t)s->disks, n = 0;
+	char **argv;
+	char *append = NULL;
 	int ok = 1;
+
+	for (const char *const *a = s->init_args; a && *a; a++)
+		cap++;
+	if (s->numa)
+		cap += 4 * (size_t)s->numa->nodes;
+	argv = calloc(cap, sizeof(*argv));
 
 #define ARG(...) (ok = ok && asprintf(&argv[n++], __VA_ARGS__) >= 0)
 	if (!argv)
@@ -302,11 +384,15 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("-accel");
 	ARG("%s", s->kvm ? "kvm" : "tcg");
 	ARG("-machine");
-	ARG("pc");
-	ARG("-m");
-	ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
-	ARG("-smp");
-	ARG("%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
+	ARG("%s", s->numa ? "q35" : "pc");
+	if (s->numa)
+		ok = ok && numa_args(s->numa, argv, &n) == 0;
+	else {
+		ARG("-m");
+		ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
+		ARG("-smp");
+		ARG("%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
+	}
 	/* Threads named (CPU 0/TCG, ...) for whoever looks at a hung QEMU with gdb or ps. */
 	ARG("-name");
 	ARG("memgate-guest,debug-threads=on");
@@ -318,6 +404,12 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("none");
 	ARG("-serial");
 	ARG("stdio");
+	for (unsigned int i = 0; i < ARRAY_SIZE(s->serial_files) && s->serial_files[i]; i++) {
+		ARG("-chardev");
+		ARG("file,id=out%u,path=%s", i, s->serial_files[i]);
+		ARG("-serial");
+		ARG("chardev:out%u", i);
+	}
 	ARG("-no-reboot");
 	ARG("-kernel");
 	ARG("%s", s->kit->kernel);
@@ -325,12 +417,10 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("%s", s->kit->initrd);
 	/* Errors and worse on the console (loglevel=4, what `quiet` shows): a hung task or a
 	 * stalled CPU is in the tail an ERROR shows; a clean boot prints none. */
-	snprintf(
-	    append, sizeof(append),
-	    "console=ttyS0 loglevel=4 panic=-1 memgate.disks=%u memgate.wait=%.0f memgate.hold=%g",
-	    s->disks, s->timeout_s / 2, s->hold_s);
+	ok = ok && kernel_line(s, &append) == 0;
 	ARG("-append");
-	ARG("%s", append);
+	ARG("%s", append ? append : "");
+	free(append);
 	for (unsigned int b = 0; b < bridges; b++) {
 		ARG("-device");
 		ARG("pci-bridge,id=br%u,chassis_nr=%u", b, b + 1);
@@ -365,7 +455,7 @@ int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct m
 				 .err = PROC_PIPE,
 				 .own_group = true,
 				 .close_others = true};
-	struct reader r = {.out = out};
+	struct reader r = {.out = out, .spec = s};
 	struct proc p;
 	char **argv, how[96], *qemu_said;
 	int ret;
@@ -386,7 +476,9 @@ int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct m
 		p.cb_arg = &r;
 		r.cut_ns = s->cut_s > 0 ? p.started_ns + (int64_t)(s->cut_s * 1e9) : 0;
 		ret = proc_watch(&p, p.started_ns + (int64_t)(s->timeout_s * 1e9), &r.stop);
-		if (ret == -EINTR) {
+		if (ret == -EINTR && s->interrupted && *s->interrupted) {
+			ret = mg_err_set(err, EINTR, "interrupted");
+		} else if (ret == -EINTR) {
 			out->cut = true;
 			ret = mg_err_set(err, ECANCELED,
 					 "cut at %.1f s, before the guest had seen its disks",

@@ -7,6 +7,7 @@
 #define MG_RUN_GUEST_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -32,8 +33,9 @@ int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, 
 
 /* What the guest's init said (guest/init), uptimes in seconds, negative until said. */
 struct guest_console {
-	double init_s, modules_s, disks_s, idle_s;
-	int disks; /* the disks it saw; -1 until said */
+	double init_s, modules_s, disks_s, idle_s, vm_s;
+	int disks;   /* the disks it saw; -1 until said */
+	int vm_exit; /* memgate vm: the command's exit status; -1 until said */
 	bool done;
 	char error[256]; /* its first "error" line, or a line memgate could not read */
 };
@@ -44,6 +46,7 @@ enum guest_event {
 	GUEST_MODULES,
 	GUEST_DISKS,
 	GUEST_IDLE,
+	GUEST_VM, /* memgate vm's command ended (vm_exit) */
 	GUEST_DONE,
 	GUEST_ERROR, /* the guest said "error", or a "memgate-guest:" line was malformed */
 };
@@ -63,10 +66,26 @@ struct guest_qemu_mem {
 	bool read;
 };
 
+/*
+ * A multi-socket NUMA guest (memgate vm): q35 with -cpu max (TCG's default model lacks
+ * rdtscp, which memgate uses),  vCPUs in  packages,  nodes each with an
+ * equal share of the CPUs (in order) and of , one memory-backend-ram a node.
+ */
+struct guest_numa {
+	unsigned int sockets, nodes, cpus, mem_mib;
+};
+
 struct guest_boot_spec {
 	const char *qemu;
 	const struct guest_kit *kit;
-	bool kvm;	      /* -accel kvm, else tcg */
+	bool kvm;		       /* -accel kvm, else tcg */
+	const struct guest_numa *numa; /* NULL: the boot cases' pc machine */
+	const char *params;	       /* more kernel parameters, or NULL */
+	const char *const *init_args;  /* init's arguments (after " -- "), NULL-ended, or NULL */
+	const char *serial_files[2];   /* files the guest's ttyS1 and ttyS2 write to, or NULL */
+	void (*on_line)(void *arg, const char *line); /* each console line, or NULL */
+	void *line_arg;
+	const volatile sig_atomic_t *interrupted; /* set by a stop signal: QEMU is killed */
 	unsigned int disks;   /* each a virtio-scsi-pci controller of its own with one scsi-hd */
 	unsigned int vcpus;   /* 0: GUEST_VCPUS */
 	unsigned int mem_mib; /* 0: GUEST_MEM_MIB */
@@ -105,9 +124,9 @@ struct guest_boot {
  * guest_boot() - boot the kit in @s->qemu until the guest's init says "done" and QEMU exits.
  * QEMU dies with the caller and is killed at @s->timeout_s, or at @s->cut_s while the
  * guest has not reported its disks. Returns 0 when the guest said done and QEMU exited 0;
- * -ETIMEDOUT; -ECANCELED at the cut (@out->cut); -EIO when QEMU ended first or the guest said
- * "error"
- * (@err and @out->tail say what); another -errno with @err.
+ * -ETIMEDOUT; -ECANCELED at the cut (@out->cut); -EINTR once @s->interrupted is set; -EIO
+ * when QEMU ended first or the guest said "error" (@err and @out->tail say what); another
+ * -errno with @err.
  */
 int guest_boot(const struct guest_boot_spec *s, struct guest_boot *out, struct mg_err *err);
 

@@ -26,6 +26,9 @@ struct impl_key {
 #define STR(x) STR_(x)
 static const char *const threads_values[] = {"vcpus"};
 static const char *const cap_values[] = {STR(PREALLOC_CAP_DEFAULT), STR(PREALLOC_CAP_QEMU)};
+/* Not the implementation's: where the placement check binds each region (next: a planted
+ * wrong binding, which the check must catch). */
+static const char *const node_values[] = {"own", "next"};
 
 /* The largest thread count --impl takes: more than any host has PUs (the rule then uses
  * the PUs). */
@@ -42,6 +45,8 @@ static const struct impl_key keys[] = {
      "threads asked for (vcpus: the guest's vCPU count, here the host's PUs), or N", NUMBER_MAX},
     {"prealloc.cap", cap_values, ARRAY_SIZE(cap_values), 0,
      "most threads used (32 proposed in 2025, 16 QEMU's today), or N", NUMBER_MAX},
+    {"prealloc.node", node_values, ARRAY_SIZE(node_values), 0,
+     "the node each region is bound to in the placement check (next: a planted wrong one)", 0},
     {"rcu.trim", rcu_trim_names, RCU_TRIM_POLICIES, RCU_TRIM_IDLE,
      "when the call_rcu thread calls malloc_trim (idle: what QEMU kept)", 0},
 };

@@ -2,6 +2,7 @@
 #include "run/qemu.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include "util/util.h"
 
 /* The QMP a management layer sends to start and stop: the handshake, then quit. */
+static const char qmp_hello[] = "{\"execute\":\"qmp_capabilities\"}\n";
+static const char qmp_quit[] = "{\"execute\":\"quit\"}\n";
 static const char qmp_feed[] = "{\"execute\":\"qmp_capabilities\"}\n{\"execute\":\"quit\"}\n";
 
 /* How often the thread count is read while QEMU starts (it preallocates before QMP speaks). */
@@ -42,13 +45,41 @@ struct watch {
 	struct qemu_launch *out;
 	char *head;
 	size_t head_len, head_used;
+	bool placement; /* read the policy lines of numa_maps at the greeting, then quit */
 };
+
+/*
+ * The lines of QEMU's /proc/PID/numa_maps with a memory policy other than the default (its
+ * bound backends: "ADDR bind:1 anon=N dirty=N N1=N ...") into @out, as many as fit.
+ */
+static void read_placement(pid_t pid, char *out, size_t len)
+{
+	char path[64], line[1024];
+	size_t used = 0;
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/numa_maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && used + strlen(line) < len)
+		if (!strstr(line, " default"))
+			used += (size_t)snprintf(out + used, len - used, "%s", line);
+	fclose(f);
+}
 
 static void on_stdout(void *arg, const char *data, size_t n)
 {
 	struct watch *w = arg;
 	size_t take;
 
+	/* QMP greets once every -object is made, preallocation done: the memory is in place. */
+	if (w->placement && !w->out->greeted) {
+		read_placement(w->p->pid, w->out->placement, sizeof(w->out->placement));
+		if (write(w->p->in, qmp_quit, strlen(qmp_quit)) < 0)
+			w->out->placement[0] = '\0';
+	}
 	w->out->greeted = true;
 	if (!w->head || w->head_used + 1 >= w->head_len)
 		return;
@@ -77,7 +108,8 @@ static int on_tick(void *arg)
  * Killed at @timeout_s, also when it closes its output and lives on.
  */
 static int spawn(const char *path, const char *const *args, const char *feed, double timeout_s,
-		 char *head, size_t head_len, struct qemu_launch *out, struct mg_err *err)
+		 char *head, size_t head_len, bool placement, struct qemu_launch *out,
+		 struct mg_err *err)
 {
 	const char *argv[64];
 	struct proc_spec spec = {.argv = argv,
@@ -86,7 +118,9 @@ static int spawn(const char *path, const char *const *args, const char *feed, do
 				 .err = PROC_PIPE,
 				 .close_others = true};
 	struct proc p;
-	struct watch w = {.p = &p, .out = out, .head = head, .head_len = head_len};
+	struct watch w = {
+	    .p = &p, .out = out, .head = head, .head_len = head_len, .placement = placement};
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_pipe;
 	size_t n = 0;
 	char *tail, how[96];
 	int ret;
@@ -98,9 +132,13 @@ static int spawn(const char *path, const char *const *args, const char *feed, do
 	for (; args[n - 1] && n < ARRAY_SIZE(argv) - 1; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
+	/* A QEMU that dies at once (a bad -object) closes its stdin: EPIPE, not SIGPIPE. */
+	sigaction(SIGPIPE, &ignore, &old_pipe);
 	ret = proc_start(&p, &spec, err);
-	if (ret)
+	if (ret) {
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		return ret;
+	}
 	p.on_out = on_stdout;
 	p.on_tick = on_tick;
 	p.cb_arg = &w;
@@ -125,6 +163,7 @@ static int spawn(const char *path, const char *const *args, const char *feed, do
 		free(tail);
 	}
 	proc_close(&p);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	if (!ret && !(WIFEXITED(out->status) && WEXITSTATUS(out->status) == 0))
 		ret = mg_err_set(err, EIO, "%s %s%s%s", path,
 				 proc_status_text(out->status, how, sizeof(how)),
@@ -138,7 +177,22 @@ int qemu_launch(const struct qemu_bin *q, const char *object, double timeout_s,
 	const char *args[] = {"-machine", "none",  "-nodefaults", "-nographic", "-monitor", "none",
 			      "-qmp",	  "stdio", "-object",	  object,	NULL};
 
-	return spawn(q->path, args, qmp_feed, timeout_s, NULL, 0, out, err);
+	return spawn(q->path, args, qmp_feed, timeout_s, NULL, 0, false, out, err);
+}
+
+int qemu_launch_placed(const struct qemu_bin *q, const char *const *objects, double timeout_s,
+		       struct qemu_launch *out, struct mg_err *err)
+{
+	const char *args[32] = {"-machine", "none", "-nodefaults", "-nographic",
+				"-monitor", "none", "-qmp",	   "stdio"};
+	size_t n = 8;
+
+	for (; *objects && n + 3 < ARRAY_SIZE(args); objects++) {
+		args[n++] = "-object";
+		args[n++] = *objects;
+	}
+	args[n] = NULL;
+	return spawn(q->path, args, qmp_hello, timeout_s, NULL, 0, true, out, err);
 }
 
 /* An executable regular file? 0, or -errno with @err naming @path. */
@@ -199,7 +253,7 @@ int qemu_find(struct qemu_bin *q, const char *path, struct mg_err *err)
 			 QEMU_DEFAULT_NAME);
 		return 0;
 	}
-	ret = spawn(q->path, args, "", 10, head, sizeof(head), &l, &e);
+	ret = spawn(q->path, args, "", 10, head, sizeof(head), false, &l, &e);
 	v = strstr(head, prefix);
 	if (ret || !v) {
 		if (!ret)

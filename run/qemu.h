@@ -31,6 +31,7 @@ struct qemu_launch {
 	bool greeted;		  /* QMP's greeting came */
 	int status;		  /* waitpid()'s status */
 	char output[1024];	  /* the tail of QEMU's stderr: its own error text */
+	char placement[2048];	  /* qemu_launch_placed(): numa_maps's bound mappings */
 };
 
 /**
@@ -43,5 +44,14 @@ struct qemu_launch {
  */
 int qemu_launch(const struct qemu_bin *q, const char *object, double timeout_s,
 		struct qemu_launch *out, struct mg_err *err);
+
+/**
+ * qemu_launch_placed() - qemu_launch() with the -object of each of @objects (NULL-ended),
+ * which quits only once it has read, at QMP's greeting (every backend preallocated by then),
+ * the lines of QEMU's /proc/PID/numa_maps whose policy is not the default into
+ * @out->placement: where each bound backend's pages are. The same returns.
+ */
+int qemu_launch_placed(const struct qemu_bin *q, const char *const *objects, double timeout_s,
+		       struct qemu_launch *out, struct mg_err *err);
 
 #endif

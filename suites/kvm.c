@@ -14,7 +14,7 @@
 #include "suites/kvm_busy.h"
 #include "suites/kvm_vm.h"
 #include "suites/suites.h"
-#include "suites/summary.h"
+
 #include "util/stats.h"
 #include "util/util.h"
 
@@ -380,12 +380,7 @@ static void kvm_row(FILE *f, const struct case_result *r)
 		case_result_median(r, BUSY_DELETE_MEDIAN) / mhz);
 }
 
-static char *kvm_summary(const struct case_result *results, size_t n)
-{
-	static const struct summary_table table = {.wanted = kvm_wanted, .row = kvm_row};
-
-	return summary_write(&table, results, n);
-}
+static const struct summary_table kvm_table = {.wanted = kvm_wanted, .row = kvm_row};
 
 const struct suite_def suite_kvm = {
     .name = "kvm",
@@ -393,5 +388,5 @@ const struct suite_def suite_kvm = {
 	   "array; a running vCPU meanwhile",
     .cases = kvm_cases,
     .n_cases = ARRAY_SIZE(kvm_cases),
-    .summary = kvm_summary,
+    .tables = (const struct summary_table *const[]){&kvm_table, NULL},
 };

@@ -22,13 +22,15 @@
 #include "suites/pages.h"
 #include "suites/qemu_boot.h"
 #include "suites/suites.h"
-#include "suites/summary.h"
+
 #include "util/util.h"
 
 /* A launch that takes longer than this is broken, not slow (4 GiB takes ~0.5 s here). */
 #define LAUNCH_TIMEOUT_S 120
 /* Pages asked beyond the free pool by the running-out check. */
 #define OVERSHOOT_PAGES 8
+/* The backend QEMU preallocates on one node in the NUMA check: 16,384 base pages. */
+#define NUMA_PREALLOC_BYTES (64ULL << 20)
 
 /*
  * The backends a management layer gives QEMU, each with the reference's page kind: QEMU
@@ -432,6 +434,85 @@ static void check_running_out(struct case_ctx *ctx)
 		case_fail(ctx, "QEMU exited %d without a word on stderr", WEXITSTATUS(l.status));
 }
 
+/* Pages of @line (a numa_maps line) on node N (its "N<node>=" count), and on others. */
+static void pages_by_node(const char *line, int node, unsigned long long *on,
+			  unsigned long long *off)
+{
+	*on = *off = 0;
+	for (const char *p = line; (p = strstr(p, " N")); p++) {
+		int n;
+		unsigned long long count;
+
+		if (sscanf(p, " N%d=%llu", &n, &count) != 2)
+			continue;
+		if (n == node)
+			*on += count;
+		else
+			*off += count;
+	}
+}
+
+/*
+ * QEMU's own NUMA-aware prealloc (7.2+): a backend bound to the last node (host-nodes,
+ * policy=bind) preallocated by threads of a thread-context with that node's affinity
+ * (prealloc-context): at QMP's greeting every page of it is on that node (numa_maps).
+ */
+static void check_numa_prealloc(struct case_ctx *ctx)
+{
+	const struct run_opts *o = case_opts(ctx);
+	const struct hw_info *hw = case_hw(ctx);
+	char context[96], backend[256];
+	const char *objects[] = {context, backend, NULL};
+	unsigned long long on, off;
+	struct qemu_launch l;
+	struct mg_err err = {0};
+	hwloc_obj_t node;
+	const char *bound;
+	int ret;
+
+	if (hw->n_numa < 2 || !hw->topo) {
+		case_skip(ctx,
+			  "one NUMA node here: `memgate vm -- run -s qemu -k '*numa*'` runs this "
+			  "in a two-node guest, with QEMU packed into it");
+		return;
+	}
+	node = hwloc_get_obj_by_type(hw->topo, HWLOC_OBJ_NUMANODE, hw->n_numa - 1);
+	snprintf(context, sizeof(context), "thread-context,id=tc1,node-affinity=%u",
+		 node->os_index);
+	snprintf(backend, sizeof(backend),
+		 "memory-backend-ram,id=m1,size=%lluM,prealloc=on,prealloc-threads=%u,"
+		 "prealloc-context=tc1,host-nodes=%u,policy=bind",
+		 (unsigned long long)(NUMA_PREALLOC_BYTES >> 20), hw->n_pus ? hw->n_pus : 1,
+		 node->os_index);
+	case_log(ctx, "%s -object %s -object %s", o->qemu->path, context, backend);
+	case_prop(ctx, "qemu.version", "%s", o->qemu->version);
+	ret = qemu_launch_placed(o->qemu, objects, LAUNCH_TIMEOUT_S, &l, &err);
+	if (ret == -EIO && strstr(l.output, "thread-context")) {
+		case_skip(ctx, "QEMU %s has no thread-context objects (7.2 and later): %s",
+			  o->qemu->version, l.output);
+		return;
+	}
+	if (ret) {
+		case_error(ctx, "%s", err.msg);
+		return;
+	}
+	bound = strstr(l.placement, "bind:");
+	if (!bound) {
+		case_fail(ctx, "no bound mapping in QEMU's numa_maps at its greeting: %.300s",
+			  l.placement[0] ? l.placement : "(none)");
+		return;
+	}
+	pages_by_node(bound, (int)node->os_index, &on, &off);
+	case_log(ctx, "numa_maps: %.300s", bound);
+	case_prop(ctx, "node_pages", "%llu", on);
+	if (off || on * 4096 < NUMA_PREALLOC_BYTES)
+		case_fail(ctx,
+			  "QEMU's backend bound to node %u: %llu pages there and %llu on other "
+			  "nodes, of %llu",
+			  node->os_index, on, off,
+			  (unsigned long long)(NUMA_PREALLOC_BYTES / 4096));
+}
+
 static unsigned int expand_running_out(const struct hw_info *hw, const struct run_opts *opts,
 				       struct case_params *out, unsigned int max)
 {
@@ -442,7 +523,7 @@ static unsigned int expand_running_out(const struct hw_info *hw, const struct ru
 
 /* ---- the suite ----------------------------------------------------------------------------- */
 
-enum { C_RUNNING_OUT, C_PREALLOC, C_BOOT };
+enum { C_RUNNING_OUT, C_NUMA_PREALLOC, C_PREALLOC, C_BOOT };
 
 static const struct case_def qemu_cases[] = {
     [C_RUNNING_OUT] = {.name = "running_out",
@@ -453,6 +534,13 @@ static const struct case_def qemu_cases[] = {
 			   "QEMU asked for more hugetlb pages than are free: it says so and exits",
 		       .expand = expand_running_out,
 		       .run = check_running_out},
+    [C_NUMA_PREALLOC] = {.name = "numa_prealloc",
+			 .group = "check",
+			 .kind = CASE_CHECK,
+			 .needs = NEEDS_HOST | NEEDS_QEMU,
+			 .doc = "QEMU's backend bound to a node, preallocated by a thread-context "
+				"there: every page on that node (numa_maps)",
+			 .run = check_numa_prealloc},
     [C_PREALLOC] = {.name = "prealloc",
 		    .group = "perf",
 		    .kind = CASE_PERF,
@@ -529,27 +617,14 @@ static bool qemu_wanted(const struct case_result *r)
 	return r->inst->def == &qemu_cases[C_PREALLOC] && case_result_sampled(r, M_QEMU_T1_MS);
 }
 
-static char *qemu_summary(const struct case_result *results, size_t n)
-{
-	static const struct summary_table table = {
-	    .header = "qemu: -mem-prealloc time (launch less the same launch without prealloc), "
-		      "medians, beside the reference on the same pages\n",
-	    .published = "published (2017 parallel-prealloc thread): 4 TB of 2 MiB pages, 1 thread "
-			 "54m12s, 16 threads 1m59s; 2025 thread-cap thread: 7.5 TB, 16 threads "
-			 "2m42s, 32 threads 1m19s\n",
-	    .wanted = qemu_wanted,
-	    .row = summary_case};
-
-	char *pre = summary_write(&table, results, n), *boot = qemu_boot_summary(results, n), *both;
-
-	if (!pre || !boot)
-		return pre ? pre : boot;
-	if (asprintf(&both, "%s%s", pre, boot) < 0)
-		both = NULL;
-	free(pre);
-	free(boot);
-	return both;
-}
+static const struct summary_table qemu_table = {
+    .header = "qemu: -mem-prealloc time (launch less the same launch without prealloc), "
+	      "medians, beside the reference on the same pages\n",
+    .published = "published (2017 parallel-prealloc thread): 4 TB of 2 MiB pages, 1 thread "
+		 "54m12s, 16 threads 1m59s; 2025 thread-cap thread: 7.5 TB, 16 threads "
+		 "2m42s, 32 threads 1m19s\n",
+    .wanted = qemu_wanted,
+    .row = summary_case};
 
 const struct suite_def suite_qemu = {
     .name = "qemu",
@@ -557,6 +632,6 @@ const struct suite_def suite_qemu = {
 	   "reference",
     .cases = qemu_cases,
     .n_cases = ARRAY_SIZE(qemu_cases),
-    .summary = qemu_summary,
+    .tables = (const struct summary_table *const[]){&qemu_table, &qemu_boot_table, NULL},
     .hugepages = qemu_hugepages,
 };

@@ -5,6 +5,7 @@
  * /dev/kvm boots a stock kernel (not kvm_pvm), TCG otherwise: the accelerator is a property
  * of the case.
  */
+#include "run/result.h"
 #include "suites/qemu_boot.h"
 
 #include <errno.h>
@@ -15,7 +16,7 @@
 
 #include "run/guest.h"
 #include "run/sampling.h"
-#include "suites/summary.h"
+
 #include "util/util.h"
 
 /* 1 disk, and 60: the report; 200 with --long (a TCG boot of it takes about a minute). */
@@ -269,20 +270,14 @@ static void boot_row(FILE *f, const struct case_result *r)
 		case_result_median(r, QB_HEAP_IDLE_KIB), case_result_median(r, QB_ANON_IDLE_KIB));
 }
 
-char *qemu_boot_summary(const struct case_result *results, size_t n)
-{
-	static const struct summary_table table = {
-	    .header =
-		"qemu: the guest kit's boot, medians: init by the guest's uptime and by QEMU's "
-		"launch, "
-		"every disk seen (ms);\n  QEMU's heap when they are and after the idle pause, "
-		"its anonymous memory then (KiB)\n"
-		"  disks accel  init(g)  init(h)  all disks per disk      heap heap idle "
-		"anon idle\n",
-	    .published = "published (2017 malloc_trim thread): 60 disks, a trim after every batch "
-			 "made the boot 200+ s slower; rcu.perf.boot is the model of it\n",
-	    .wanted = boot_wanted,
-	    .row = boot_row};
-
-	return summary_write(&table, results, n);
-}
+const struct summary_table qemu_boot_table = {
+    .header = "qemu: the guest kit's boot, medians: init by the guest's uptime and by QEMU's "
+	      "launch, "
+	      "every disk seen (ms);\n  QEMU's heap when they are and after the idle pause, "
+	      "its anonymous memory then (KiB)\n"
+	      "  disks accel  init(g)  init(h)  all disks per disk      heap heap idle "
+	      "anon idle\n",
+    .published = "published (2017 malloc_trim thread): 60 disks, a trim after every batch "
+		 "made the boot 200+ s slower; rcu.perf.boot is the model of it\n",
+    .wanted = boot_wanted,
+    .row = boot_row};

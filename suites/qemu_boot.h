@@ -29,8 +29,8 @@ extern const struct metric_def qemu_boot_metrics[QB_METRICS];
 unsigned int qemu_boot_expand(const struct hw_info *hw, const struct run_opts *opts,
 			      struct case_params *out, unsigned int max);
 
-/** qemu_boot_summary() - the boot cases' table (summary_write()), or NULL. */
-char *qemu_boot_summary(const struct case_result *results, size_t n);
+/* The boot cases' table: boot time, disks and QEMU's heap per round. */
+extern const struct summary_table qemu_boot_table;
 
 /** qemu_boot_run() - the case: rounds of the N-disk boot (and the 1-disk one beside it). */
 void qemu_boot_run(struct case_ctx *ctx);

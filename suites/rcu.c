@@ -8,13 +8,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/result.h"
 #include "judge/gate.h"
 #include "run/sampling.h"
 #include "hw/counter.h"
 #include "impl/guest.h"
 #include "impl/rcu_boot.h"
 #include "suites/suites.h"
-#include "suites/summary.h"
+
 #include "util/util.h"
 
 /* 1 and 8 disks: a small guest; 60: the report in the 2017 malloc_trim thread; 200 (with --long):
@@ -581,24 +582,19 @@ static void rcu_row(FILE *f, const struct case_result *r)
 }
 
 /* Boot time and heap per policy and disk count, the every-batch / none ratio beside. */
-static char *rcu_summary(const struct case_result *results, size_t n)
-{
-	static const struct summary_table table = {
-	    .header = "rcu: disks  policy         boot ms  anon boot KiB  anon idle KiB  batches  "
-		      "trims  trim ms  lock wait    faults\n",
-	    .published = "published (2017 malloc_trim thread): heap Rss 14,260 kB without trim, "
-			 "6,940 kB with it; 60 disks booted 200+ s slower with a trim after "
-			 "every batch\n",
-	    .wanted = rcu_wanted,
-	    .row = rcu_row};
-
-	return summary_write(&table, results, n);
-}
+static const struct summary_table rcu_table = {
+    .header = "rcu: disks  policy         boot ms  anon boot KiB  anon idle KiB  batches  "
+	      "trims  trim ms  lock wait    faults\n",
+    .published = "published (2017 malloc_trim thread): heap Rss 14,260 kB without trim, "
+		 "6,940 kB with it; 60 disks booted 200+ s slower with a trim after "
+		 "every batch\n",
+    .wanted = rcu_wanted,
+    .row = rcu_row};
 
 const struct suite_def suite_rcu = {
     .name = "rcu",
     .doc = "RCU and malloc_trim: the N-disk boot per trim policy",
     .cases = rcu_cases,
     .n_cases = ARRAY_SIZE(rcu_cases),
-    .summary = rcu_summary,
+    .tables = (const struct summary_table *const[]){&rcu_table, NULL},
 };

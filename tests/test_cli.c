@@ -406,7 +406,7 @@ static void test_rules_cli(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "rules")));
 	expect(0, "impl_vs_heapsort[capacity=128]", "rules");
-	expect(0, "(embedded rules) (14 gates", "rules");
+	expect(0, "(embedded rules) (15 gates", "rules");
 	snprintf(bad, sizeof(bad), "%s/bad.conf", dir);
 	snprintf(good, sizeof(good), "%s/good.conf", dir);
 	f = fopen(bad, "w");
@@ -1544,6 +1544,72 @@ static void test_qemu_boot(void **state)
 	free(out);
 }
 
+/*
+ * memgate vm: its usage errors anywhere; with QEMU and the kit, a two-node guest that runs the
+ * placement checks and brings their reports back nested, and one whose binding is planted
+ * wrong, which fails naming the node and the pages.
+ */
+static void test_vm(void **state)
+{
+	char pack[PATH_MAX], args[1024];
+	struct scratch s;
+	char *json, *row;
+
+	(void)state;
+	expect(2, "vm needs a command", "vm");
+	expect(2, "do not divide evenly", "vm --shape sockets=2,cpus=3 -- hw");
+	expect(2, "'cores=2' is not sockets=N", "vm --shape cores=2 -- hw");
+	expect(2, "at least 128 MiB a node", "vm --shape nodes=2,mem=200M -- hw");
+	expect(2, "names a file in the guest", "vm -- run -s hw --json /tmp/x.json");
+	expect(2, "white space, quotes or backslashes", "vm -- run -k 'a b'");
+	expect(2, "a guest here has at most 8 of each",
+	       "vm --shape-of 'synthetic:pack:16 core:1 pu:1' -- hw");
+	expect(2, "--shape or --shape-of, not both", "vm --shape nodes=1 --shape-of x.xml -- hw");
+	expect(2, "'nodes' is not sockets=N", "vm --shape nodes -- hw");
+	if (!on_path("qemu-system-x86_64"))
+		skip_because("no qemu-system-x86_64 on PATH (ci/install-deps.sh installs Debian's "
+			     "qemu-system-x86)");
+	snprintf(pack, sizeof(pack), "%s/guest/memgate.cpio", test_build_dir());
+	if (access(pack, R_OK))
+		skip_because("no guest kit in %s/guest (make builds it from the kernel package "
+			     "ci/install-deps.sh keeps)",
+			     test_build_dir());
+	/* The sanitizers' runtime in a guest under TCG: minutes, and nothing vm adds to test. */
+	if (test_under_asan())
+		skip_because("an AddressSanitizer build is not booted in a guest");
+	/* A guest that cannot start: the harness's failure, with the console's end. */
+	expect(3, "Kernel panic", "vm --guest-initrd /dev/null -- hw");
+	/* One that does not finish in time: killed, and said so. */
+	expect(3, "did not finish within 1 s", "vm --timeout 1 -- hw");
+	scratch_make(&s, "vm");
+	snprintf(args, sizeof(args),
+		 "vm --json %s --junit %s/r.xml -- run -s prealloc -s qemu -k '*.check.[pn][lou]*'",
+		 s.a, s.dir);
+	expect(0, "PASS  prealloc.check.placement[way=parallel]", args);
+	json = text_read_file(s.a, 1 << 24);
+	assert_non_null(json);
+	assert_non_null(strstr(json, "\"suite\": \"guest[sockets=2,nodes=2,cpus=2,mem=2048M]"
+				     ".prealloc\""));
+	assert_non_null(strstr(json, "\"node1.pages\": \"16384\""));
+	/* The per-node pool check ran as root in the guest, whoever runs this test. */
+	row = strstr(json, "\"name\": \"node_pool\"");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "\"outcome\": \"PASS\""));
+	/* QEMU's own NUMA-aware prealloc, packed into the guest with this memgate. */
+	row = strstr(json, "\"name\": \"numa_prealloc\"");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "\"outcome\": \"PASS\""));
+	assert_non_null(strstr(json, "\"vm.accel\""));
+	free(json);
+	snprintf(args, sizeof(args), "%s/r.xml", s.dir);
+	validate(args, "jenkins-xunit-junit-10.xsd");
+	/* The planted binding: each region on the next node, which the check must see. */
+	expect(1, "region 0, for node 0: 16384 of its 16384 pages on node 1",
+	       "vm -- run -s prealloc -k '*placement*parallel*' --impl prealloc.node=next");
+	snprintf(args, sizeof(args), "rm -rf %s", s.dir);
+	assert_int_equal(system(args), 0);
+}
+
 /* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
  * SKIP naming why where it is not. */
 static void test_kvm_suite(void **state)
@@ -1790,6 +1856,7 @@ int main(void)
 	    cmocka_unit_test(test_long_cases),
 	    cmocka_unit_test(test_qemu_suite),
 	    cmocka_unit_test(test_qemu_boot),
+	    cmocka_unit_test(test_vm),
 	    cmocka_unit_test(test_kvm_suite),
 	    cmocka_unit_test(test_boot_guest_paths),
 	    cmocka_unit_test(test_killed_run_restores),

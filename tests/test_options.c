@@ -12,7 +12,7 @@
 static const struct option *const tables[] = {
     cli_hw_options,    cli_list_options,  cli_run_options,     cli_calibrate_options,
     cli_ab_options,    cli_merge_options, cli_compare_options, cli_rules_options,
-    cli_plain_options, cli_model_options,
+    cli_plain_options, cli_model_options, cli_vm_options,
 };
 
 /* Is "--NAME" (@dashes spelled as in the text) in @text as a whole option word? */

@@ -134,9 +134,9 @@ static void test_rules(void **state)
 
 	(void)state;
 	assert_int_equal(rules_load(&r, NULL, &err), 0);
-	assert_int_equal(r.n_gates, 14);
+	assert_int_equal(r.n_gates, 15);
 	assert_string_equal(r.gates[0].def.a.glob, "memslots.update.growing\\[capacity=128,*");
-	assert_true(r.gates[13].def.threshold == 0.70 && r.gates[13].def.paired);
+	assert_true(r.gates[14].def.threshold == 0.70 && r.gates[14].def.paired);
 	rules_release(&r);
 	assert_int_equal(rules_parse(&r, good_rules, "good.conf", &err), 0);
 	assert_true(r.alpha == 0.01 && r.gates[0].def.kind == GATE_FASTER);

@@ -187,3 +187,31 @@ char *text_squeeze(char *s, char with)
 	*out = '\0';
 	return s;
 }
+
+int text_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'T':
+		shift += 10; /* fall through */
+	case 'G':
+		shift += 10; /* fall through */
+	case 'M':
+		shift += 10; /* fall through */
+	case 'K':
+		shift += 10;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (errno || !isdigit((unsigned char)s[0]) || *end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}

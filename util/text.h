@@ -60,4 +60,10 @@ int text_index(const char *const *names, size_t n, const char *name);
 /** text_glob() - does @name match the shell pattern @pattern (fnmatch, no flags)? */
 int text_glob(const char *pattern, const char *name);
 
+/**
+ * text_size() - @s as bytes: a whole number with an optional K, M, G or T (powers of 1024).
+ * Returns 0, or -EINVAL when it is not one or does not fit 64 bits.
+ */
+int text_size(const char *s, uint64_t *bytes);
+
 #endif

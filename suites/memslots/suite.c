@@ -234,29 +234,27 @@ static void summary_lookups(FILE *f, const struct case_result *results, size_t n
 		   "average\n");
 }
 
-/* The tables of the memslots figures, with the published ones beside them. */
-static char *memslots_summary(const struct case_result *results, size_t n)
+/* A perf case of the suite that passed: the tables are written. */
+static bool memslots_wanted(const struct case_result *r)
 {
-	char *buf = NULL;
-	size_t len = 0, perf = 0;
-	FILE *f;
+	return r->inst->suite == &suite_memslots && r->inst->def->kind == CASE_PERF &&
+	       r->outcome == OUTCOME_PASS;
+}
 
-	for (size_t i = 0; i < n; i++)
-		perf += results[i].inst->suite == &suite_memslots &&
-			results[i].inst->def->kind == CASE_PERF &&
-			results[i].outcome == OUTCOME_PASS;
-	if (!perf || !(f = open_memstream(&buf, &len)))
-		return NULL;
+/* The update and lookup tables, each with the published figures beside it. */
+static void memslots_tables(FILE *f, const struct case_result *results, size_t n)
+{
 	summary_updates(f, results, n);
 	summary_lookups(f, results, n);
-	fclose(f);
-	return buf;
 }
+
+static const struct summary_table memslots_table = {.wanted = memslots_wanted,
+						    .write = memslots_tables};
 
 const struct suite_def suite_memslots = {
     .name = "memslots",
     .doc = "KVM's memslot array: sorted updates (heap sort, swap, shift) and lookups",
     .cases = memslots_cases,
     .n_cases = ARRAY_SIZE(memslots_cases),
-    .summary = memslots_summary,
+    .tables = (const struct summary_table *const[]){&memslots_table, NULL},
 };

@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "hw/reserve.h"
+#include "run/impl_opts.h"
 #include "suites/pages.h"
 #include "suites/prealloc/prealloc.h"
 #include "util/util.h"
@@ -315,4 +319,274 @@ void prealloc_case_running_out(struct case_ctx *ctx)
 			  rep.populated_bytes >> 20, have * 2);
 	case_log(ctx, "%s", err.msg);
 	unmap_kind(&m);
+}
+
+/* ---- placement: regions bound to nodes, and every page where it was bound ---------------- */
+
+/* A region per node, this large; its base pages are asked where they are in batches. */
+#define PLACEMENT_BYTES (64 * MIB)
+#define PLACEMENT_BATCH 1024
+
+unsigned int prealloc_case_expand_ways(const struct hw_info *hw, const struct run_opts *opts,
+				       struct case_params *out, unsigned int max)
+{
+	static const char *const ways[] = {"in_turn", "parallel"};
+	unsigned int n = 0;
+
+	(void)hw;
+	(void)opts;
+	for (size_t i = 0; i < ARRAY_SIZE(ways) && n < max; i++)
+		case_params_add(&out[n++], "way", "%s", ways[i]);
+	return n;
+}
+
+/* Where each base page of @m is (move_pages(2) in its query mode): how many are on OS node
+ * @want, on another node (*@other; the first such node in *@seen), or not present. 0 or
+ * -errno. */
+static int count_placement(const struct mapping *m, int want, size_t *on, size_t *other,
+			   size_t *absent, int *seen)
+{
+	void *pages[PLACEMENT_BATCH];
+	int status[PLACEMENT_BATCH];
+	size_t total = m->size / 4096;
+
+	*on = *other = *absent = 0;
+	*seen = -1;
+	for (size_t first = 0; first < total; first += PLACEMENT_BATCH) {
+		size_t n = total - first < PLACEMENT_BATCH ? total - first : PLACEMENT_BATCH;
+
+		for (size_t i = 0; i < n; i++)
+			pages[i] = m->addr + (first + i) * 4096;
+		if (syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL, status, 0))
+			return -errno;
+		for (size_t i = 0; i < n; i++) {
+			if (status[i] == want) {
+				(*on)++;
+			} else if (status[i] >= 0) {
+				if (!(*other)++)
+					*seen = status[i];
+			} else {
+				(*absent)++;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Bind @m to NUMA node @node (logical) as QEMU's host-nodes does, before it is faulted. */
+static int bind_area(hwloc_topology_t topo, const struct mapping *m, hwloc_obj_t node)
+{
+	return hwloc_set_area_membind(topo, m->addr, m->size, node->nodeset, HWLOC_MEMBIND_BIND,
+				      HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT)
+		   ? -errno
+		   : 0;
+}
+
+/*
+ * One region per node, bound to it, preallocated in turn (each with all threads, unbound, the
+ * memory bound: QEMU 7.2's way) or in parallel (each with its node's share of threads, bound
+ * to its PUs: the review's proposal); then every page is looked up: one off its node fails.
+ */
+void prealloc_case_placement(struct case_ctx *ctx)
+{
+	const struct hw_info *hw = case_hw(ctx);
+	struct prealloc_opts o = prealloc_case_impl_opts(ctx);
+	struct prealloc_region r[PREALLOC_MAX_REGIONS];
+	struct mapping m[PREALLOC_MAX_REGIONS];
+	hwloc_obj_t nodes[PREALLOC_MAX_REGIONS];
+	bool parallel = !strcmp(case_param(ctx, "way"), "parallel");
+	bool planted = !strcmp(impl_get(case_opts(ctx)->impl, "prealloc.node"), "next");
+	unsigned int n = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS, i;
+	struct prealloc_report rep = {0};
+	struct mg_err err = {0};
+	unsigned int mapped = 0;
+	char prop[32];
+	int64_t t0;
+	int ret = 0;
+
+	if (n < 2) {
+		case_skip(ctx,
+			  "one NUMA node here, nothing can land on another: `memgate vm -- run "
+			  "-s prealloc -k '*placement*'` runs this in a two-node guest");
+		return;
+	}
+	if (!hw->can_bind || !o.topo) {
+		case_skip(ctx, "this host cannot bind threads and memory to nodes (hwloc)");
+		return;
+	}
+	o.bind = true;
+	for (i = 0; i < n; i++)
+		nodes[i] = hwloc_get_obj_by_type(o.topo, HWLOC_OBJ_NUMANODE, i);
+	for (i = 0; i < n && !ret; i++) {
+		/* The planted fault binds each region to the next node, and must be caught. */
+		unsigned int bind = planted ? (i + 1) % n : i;
+
+		if ((ret = map_kind(K_ANON, PLACEMENT_BYTES, 0, &m[i]))) {
+			case_error(ctx, "mapping region %u: %s", i, strerror(-ret));
+			break;
+		}
+		mapped++;
+		r[i] = (struct prealloc_region){m[i].addr, PLACEMENT_BYTES, 4096, (int)bind};
+		/* In turn, as QEMU 7.2: the memory bound by the backend, the threads anywhere. */
+		if (!parallel && (ret = bind_area(o.topo, &m[i], nodes[bind]))) {
+			case_error(ctx, "binding region %u to node %u: %s", i, bind,
+				   strerror(-ret));
+			break;
+		}
+	}
+	t0 = util_now_ns();
+	for (unsigned int k = 0; !ret && !parallel && k < n; k++) {
+		struct prealloc_region unbound = r[k];
+
+		unbound.node = -1;
+		ret = prealloc_one(&unbound, &o, &rep, &err);
+	}
+	if (!ret && parallel)
+		ret = prealloc_many(r, n, &o, &rep, &err);
+	if (ret == -ENOSYS)
+		case_skip(ctx, "%s", err.msg);
+	else if (ret && err.msg[0])
+		case_fail(ctx, "%s", err.msg);
+	if (!ret)
+		case_log(ctx, "%u regions of %llu MiB %s: %.1f ms, %u threads%s", n,
+			 (unsigned long long)(PLACEMENT_BYTES >> 20),
+			 parallel ? "in parallel" : "in turn", (double)(util_now_ns() - t0) / 1e6,
+			 rep.threads, planted ? " (planted: each bound to the next node)" : "");
+	for (i = 0; !ret && i < n; i++) {
+		size_t on, other, absent;
+		int seen, want = (int)nodes[i]->os_index;
+
+		if ((ret = count_placement(&m[i], want, &on, &other, &absent, &seen))) {
+			case_error(ctx, "move_pages of region %u: %s", i, strerror(-ret));
+			break;
+		}
+		if (other)
+			case_fail(
+			    ctx,
+			    "region %u, for node %d: %zu of its %zu pages on node %d (and %zu "
+			    "there, %zu not present)",
+			    i, want, other, on + other + absent, seen, on, absent);
+		else if (absent)
+			case_fail(ctx,
+				  "region %u, for node %d: %zu of its %zu pages not present "
+				  "after the prealloc",
+				  i, want, absent, on + absent);
+		case_log(ctx, "region %u: %zu of %zu pages on node %d", i, on, on + other + absent,
+			 want);
+		snprintf(prop, sizeof(prop), "node%d.pages", want);
+		case_prop(ctx, prop, "%zu", on);
+	}
+	for (i = 0; i < mapped; i++)
+		unmap_kind(&m[i]);
+}
+
+/* ---- per-node pools: one node's reserved alone, and a node short of pages ---------------- */
+
+#define NODE_POOL_PAGES 16
+
+/* Free 2 MiB pages on OS node @node; UINT64_MAX when it cannot be read. */
+static uint64_t node_free(int node)
+{
+	struct hw_page_pool p;
+
+	return hw_hugepage_pool(2 * MIB, node, &p) ? UINT64_MAX : p.free;
+}
+
+/* A region of @pages 2 MiB pages bound to logical node @node, preallocated; the mapping stays
+ * for the caller (@m). Returns prealloc's 0 or -errno, @err saying why. */
+static int prealloc_on_node(const struct prealloc_opts *o, int node, uint64_t pages,
+			    struct mapping *m, struct mg_err *err)
+{
+	struct prealloc_report rep;
+	int ret = map_kind(K_HUGE_2M, pages * 2 * MIB, MAP_NORESERVE, m);
+
+	if (ret)
+		return mg_err_set(err, -ret, "mapping %llu hugetlb pages: %s",
+				  (unsigned long long)pages, strerror(-ret));
+	struct prealloc_region r = {m->addr, m->size, 2 * MIB, node};
+
+	return prealloc_one(&r, o, &rep, err);
+}
+
+/*
+ * The last node's pool grown alone (per-node sysfs, under the host's lock, put back after):
+ * a region bound to it takes its pages there, every one, and node 0's pool is untouched; a
+ * region bound to node 0 asking more than its pool has free is an error naming node 0, and
+ * the process lives.
+ */
+void prealloc_case_node_pool(struct case_ctx *ctx)
+{
+	const struct hw_info *hw = case_hw(ctx);
+	struct prealloc_opts o = prealloc_case_impl_opts(ctx);
+	struct sigaction mine = {.sa_handler = sentinel}, now;
+	hwloc_obj_t first, last;
+	struct mapping m;
+	struct mg_err err = {0};
+	uint64_t got, before_first, before_last, after_first, after_last;
+	size_t on, other, absent;
+	int ret, seen;
+
+	if (hw->n_numa < 2) {
+		case_skip(ctx,
+			  "one NUMA node here: `memgate vm -- run -s prealloc -k '*node_pool*' "
+			  "--reserve-hugepages` runs this in a two-node guest");
+		return;
+	}
+	if (!kind_offered(hw, K_HUGE_2M) || !hw->can_bind || !o.topo) {
+		case_skip(ctx, "no 2 MiB hugetlb pages, or no binding to nodes, on this host");
+		return;
+	}
+	if (geteuid() != 0) {
+		case_skip(ctx, "needs root: it sizes one node's hugetlb pool");
+		return;
+	}
+	o.bind = true;
+	first = hwloc_get_obj_by_type(o.topo, HWLOC_OBJ_NUMANODE, 0);
+	last = hwloc_get_obj_by_type(o.topo, HWLOC_OBJ_NUMANODE, hw->n_numa - 1);
+	if (reserve_node_hugepages(2 * MIB, (int)last->os_index, NODE_POOL_PAGES, false, &got,
+				   &err)) {
+		case_skip(ctx, "%s", err.msg);
+		return;
+	}
+	before_first = node_free((int)first->os_index);
+	before_last = node_free((int)last->os_index);
+	ret = prealloc_on_node(&o, (int)(hw->n_numa - 1), NODE_POOL_PAGES, &m, &err);
+	after_first = node_free((int)first->os_index);
+	after_last = node_free((int)last->os_index);
+	if (ret)
+		case_fail(ctx, "a region bound to node %u, whose pool has %llu free pages: %s",
+			  last->os_index, (unsigned long long)before_last, err.msg);
+	else if (count_placement(&m, (int)last->os_index, &on, &other, &absent, &seen) == 0 &&
+		 (other || absent))
+		case_fail(ctx, "%zu of its pages on node %d, %zu not present", other, seen, absent);
+	if (!ret && after_first != before_first)
+		case_fail(ctx, "node %u's pool went from %llu to %llu free pages: not its region",
+			  first->os_index, (unsigned long long)before_first,
+			  (unsigned long long)after_first);
+	if (!ret && before_last - after_last != NODE_POOL_PAGES)
+		case_fail(ctx, "node %u's pool gave %lld pages to a region of %d", last->os_index,
+			  (long long)(before_last - after_last), NODE_POOL_PAGES);
+	case_log(ctx,
+		 "node %u: %llu free pages reserved there alone, %llu after the region; "
+		 "node %u: %llu free before and after",
+		 last->os_index, (unsigned long long)before_last, (unsigned long long)after_last,
+		 first->os_index, (unsigned long long)before_first);
+	case_prop(ctx, "reserved_node", "%u", last->os_index);
+	unmap_kind(&m);
+	/* Node 0 asked more than its pool has free: an error naming it, SIGBUS handled. */
+	sigemptyset(&mine.sa_mask);
+	sigaction(SIGBUS, &mine, NULL);
+	ret = prealloc_on_node(&o, 0, node_free((int)first->os_index) + 8, &m, &err);
+	sigaction(SIGBUS, NULL, &now);
+	if (ret != -EFAULT || !strstr(err.msg, "not enough hugepages on node 0"))
+		case_fail(ctx,
+			  "a region bound to node 0 past its pool returned %d (%s), expected "
+			  "-EFAULT and \"not enough hugepages on node 0\"",
+			  ret, err.msg);
+	else
+		case_log(ctx, "%s", err.msg);
+	if (now.sa_handler != sentinel)
+		case_fail(ctx, "the SIGBUS handler installed before the prealloc is not back");
+	unmap_kind(&m);
+	reserve_restore();
 }

@@ -24,6 +24,10 @@ void prealloc_case_resident(struct case_ctx *ctx);
 void prealloc_case_plan(struct case_ctx *ctx);
 void prealloc_case_numa_plan(struct case_ctx *ctx);
 void prealloc_case_running_out(struct case_ctx *ctx);
+unsigned int prealloc_case_expand_ways(const struct hw_info *hw, const struct run_opts *opts,
+				       struct case_params *out, unsigned int max);
+void prealloc_case_placement(struct case_ctx *ctx);
+void prealloc_case_node_pool(struct case_ctx *ctx);
 
 /*
  * Start-up time (startup.c). Each sample runs each method at 1, 2, 4 ... threads and at all
@@ -46,7 +50,21 @@ enum {
 	STARTUP_METRICS,
 };
 extern const struct metric_def prealloc_case_startup_metrics[STARTUP_METRICS];
+
+/* A region per node, in turn and in parallel (regions.c). */
+enum {
+	REGIONS_IN_TURN_MS,
+	REGIONS_PARALLEL_MS,
+	REGIONS_PARALLEL_OVER_IN_TURN,
+	REGIONS_THREADS,
+	REGIONS_METRICS,
+};
+extern const struct metric_def prealloc_case_regions_metrics[REGIONS_METRICS];
+unsigned int prealloc_case_expand_regions(const struct hw_info *hw, const struct run_opts *opts,
+					  struct case_params *out, unsigned int max);
+void prealloc_case_regions(struct case_ctx *ctx);
+extern const struct summary_table prealloc_case_regions_table;
 void prealloc_case_startup(struct case_ctx *ctx);
-char *prealloc_case_startup_summary(const struct case_result *results, size_t n);
+extern const struct summary_table prealloc_case_startup_table;
 
 #endif

@@ -6,10 +6,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "run/result.h"
 #include "run/sampling.h"
 #include "suites/pages.h"
 #include "suites/prealloc/prealloc.h"
-#include "suites/summary.h"
+
 #include "util/util.h"
 
 #define POINT_METRICS(m)                                                                           \
@@ -285,17 +286,12 @@ static bool startup_wanted(const struct case_result *r)
 	       case_result_sampled(r, STARTUP_IMPL_MS);
 }
 
-char *prealloc_case_startup_summary(const struct case_result *results, size_t n)
-{
-	static const struct summary_table table = {
-	    .header = "prealloc: start-up time, median of the samples (4 KiB and THP are bimodal "
-		      "here: freed memory goes back to the host; hugetlb does not, and only "
-		      "hugetlb is gated)\n",
-	    .published = "published: 4 TB, 2 MiB pages: 1 thread 54m12s, 8 threads 5m01s, 16 "
-			 "threads 1m59s (2017); 7.5 TB: 16 threads 2m42s, 32 threads 1m19s, 240 "
-			 "threads ~50 s (2025)\n",
-	    .wanted = startup_wanted,
-	    .row = startup_row};
-
-	return summary_write(&table, results, n);
-}
+const struct summary_table prealloc_case_startup_table = {
+    .header = "prealloc: start-up time, median of the samples (4 KiB and THP are bimodal "
+	      "here: freed memory goes back to the host; hugetlb does not, and only "
+	      "hugetlb is gated)\n",
+    .published = "published: 4 TB, 2 MiB pages: 1 thread 54m12s, 8 threads 5m01s, 16 "
+		 "threads 1m59s (2017); 7.5 TB: 16 threads 2m42s, 32 threads 1m19s, 240 "
+		 "threads ~50 s (2025)\n",
+    .wanted = startup_wanted,
+    .row = startup_row};

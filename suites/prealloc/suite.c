@@ -7,6 +7,7 @@
 #include "suites/pages.h"
 #include "suites/prealloc/prealloc.h"
 #include "suites/suites.h"
+
 #include "util/util.h"
 
 /* Pages reserved beyond the guest size: the checks' 64 MiB and the running-out region. */
@@ -106,6 +107,21 @@ static const struct case_def prealloc_cases[] = {
      .doc = "a hugetlb pool too small: an error saying so, the process lives",
      .expand = prealloc_case_expand_methods,
      .run = prealloc_case_running_out},
+    {.name = "placement",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .needs = NEEDS_HOST,
+     .doc = "a region per node, bound to it, preallocated in turn or in parallel: every page "
+	    "on its node (move_pages)",
+     .expand = prealloc_case_expand_ways,
+     .run = prealloc_case_placement},
+    {.name = "node_pool",
+     .group = "check",
+     .kind = CASE_CHECK,
+     .needs = NEEDS_HOST,
+     .doc = "one node's 2 MiB pool reserved alone: a region bound there takes its pages, no "
+	    "other node's; a node short of pages is an error naming it",
+     .run = prealloc_case_node_pool},
     {.name = "startup",
      .group = "perf",
      .kind = CASE_PERF,
@@ -115,6 +131,16 @@ static const struct case_def prealloc_cases[] = {
      .n_metrics = STARTUP_METRICS,
      .expand = expand_perf_kinds,
      .run = prealloc_case_startup},
+    {.name = "regions",
+     .group = "perf",
+     .kind = CASE_PERF,
+     .needs = NEEDS_HOST,
+     .doc = "a region per node, preallocated in turn (QEMU 7.2) and in parallel, bound "
+	    "(the review's proposal), side by side",
+     .metrics = prealloc_case_regions_metrics,
+     .n_metrics = REGIONS_METRICS,
+     .expand = prealloc_case_expand_regions,
+     .run = prealloc_case_regions},
 };
 
 const struct suite_def suite_prealloc = {
@@ -122,6 +148,8 @@ const struct suite_def suite_prealloc = {
     .doc = "parallel guest-memory preallocation: residency, plans, running out, start-up time",
     .cases = prealloc_cases,
     .n_cases = ARRAY_SIZE(prealloc_cases),
-    .summary = prealloc_case_startup_summary,
+    /* Start-up time per page kind, then the regions per node. */
+    .tables = (const struct summary_table *const[]){&prealloc_case_startup_table,
+						    &prealloc_case_regions_table, NULL},
     .hugepages = prealloc_hugepages,
 };

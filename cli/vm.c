@@ -1,0 +1,242 @@
+/* vm.c - `memgate vm`: a memgate command inside a QEMU guest of a chosen NUMA shape, with this
+ * very build and its libraries; a run's reports come back with the guest's suites named
+ * guest[SHAPE].SUITE and its shape and accelerator as properties (run/vm.c, reports/nest.c). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "reports/nest.h"
+#include "run/vm.h"
+#include "util/util.h"
+
+/* Report options of the guest's own command: its files are the guest's, and memgate vm names
+ * the host's. */
+static const char *const guest_report_options[] = {"--json", "--junit", "--html", "--csv"};
+
+/* The guest's console as it comes: memgate's own lines, and the kernel's errors. */
+static void echo_line(void *arg, const char *line)
+{
+	(void)arg;
+	if (strncmp(line, "memgate-guest: ", 15) || strstr(line, ": error "))
+		printf("%s\n", line);
+	fflush(stdout);
+}
+
+/* The command in the guest: @c's words, with a run's reports and, under TCG, no gates. */
+static int guest_command(const struct cli *c, bool kvm, const char **argv, size_t max)
+{
+	size_t n = 0;
+	bool run = c->n_args > 0 && !strcmp(c->args[0], "run");
+
+	for (int i = 0; i < c->n_args; i++) {
+		for (size_t k = 0; k < ARRAY_SIZE(guest_report_options); k++)
+			if (!strncmp(c->args[i], guest_report_options[k],
+				     strlen(guest_report_options[k])))
+				return cli_usage_error(
+				    "vm: '%s' names a file in the guest: give memgate vm its "
+				    "--json "
+				    "and --junit, where the guest's reports come back",
+				    c->args[i]);
+		if (n + 8 < max)
+			argv[n++] = c->args[i];
+	}
+	if (run) {
+		argv[n++] = "--json";
+		argv[n++] = VM_GUEST_JSON;
+		argv[n++] = "--junit";
+		argv[n++] = VM_GUEST_JUNIT;
+		if (!kvm)
+			argv[n++] = "--no-gates";
+	}
+	argv[n] = NULL;
+	return 0;
+}
+
+/* A folder of this run's own for the initramfs and the reports, removed at the end. */
+static void remove_workdir(const char *dir)
+{
+	static const char *const files[] = {"initramfs.cpio", "guest.json", "guest.xml"};
+	char path[PATH_MAX + 32];
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+/*
+ * When the guest's own reports cannot be had: --junit and --json of one ERROR row,
+ * SUITE guest[SHAPE], case vm.boot, saying  with the console's end, so that Jenkins
+ * shows the failure rather than last build's files. Returns EXIT_HARNESS.
+ */
+static int failure_reports(const struct cli *c, const char *prefix, const char *why,
+			   const char *tail, const struct nest_prop *props, size_t n_props)
+{
+	static const struct case_def boot = {
+	    .name = "boot",
+	    .group = "vm",
+	    .kind = CASE_CHECK,
+	    .doc = "the guest boots, runs the command and sends its reports back"};
+	struct result_set rows;
+	struct report_run rep;
+	struct case_result *r;
+	struct hw_info hw;
+
+	if ((!c->junit && !c->json_path) || result_set_init(&rows, 1))
+		return EXIT_HARNESS;
+	r = result_set_add(&rows, NULL, prefix, "boot", &boot);
+	if (r && !cli_load_hw(&hw, NULL, NULL)) {
+		case_result_set_outcome(r, OUTCOME_ERROR, why);
+		r->stderr_tail = tail && *tail ? strdup(tail) : NULL;
+		for (size_t i = 0; i < n_props; i++)
+			case_result_add_prop(r, props[i].name, props[i].value);
+		cli_report_init(&rep, c, &hw, rows.results, rows.n);
+		cli_write_reports(c, &rep);
+		hw_release(&hw);
+	}
+	result_set_release(&rows);
+	return EXIT_HARNESS;
+}
+
+/* The guest's reports as the host's --json and --junit; 0, or  filled and EXIT_HARNESS. */
+static int nest_reports(const struct cli *c, const struct vm_result *r, const char *prefix,
+			const struct nest_prop *props, size_t n_props, char *why, size_t len)
+{
+	struct mg_err err = {0};
+
+	if ((c->json_path && !r->json[0]) || (c->junit && !r->junit[0])) {
+		snprintf(why, len, "the guest's command exited %d and its %s did not come back",
+			 r->exit, c->json_path && !r->json[0] ? "JSON" : "JUnit");
+		return EXIT_HARNESS;
+	}
+	if ((c->json_path &&
+	     report_nest_json(r->json, c->json_path, prefix, props, n_props, &err)) ||
+	    (c->junit && report_nest_junit(r->junit, c->junit, prefix, props, n_props, &err))) {
+		snprintf(why, len, "the guest's reports: %s", err.msg);
+		return EXIT_HARNESS;
+	}
+	return 0;
+}
+
+/* --shape-of: @spec's sockets and nodes, scaled to what @host can give; 0 or an exit status. */
+static int shape_of(const char *spec, const struct hw_info *host, struct guest_numa *out)
+{
+	struct hw_info machine;
+	struct mg_err err = {0};
+	int ret = cli_load_hw(&machine, spec, NULL);
+
+	if (ret)
+		return ret;
+	if (vm_shape_of(&machine, host->meminfo_available_kib >> 10, out, &err)) {
+		fprintf(stderr, "memgate vm: --shape-of %s\n", err.msg);
+		ret = EXIT_USAGE;
+	}
+	hw_release(&machine);
+	return ret;
+}
+
+int cli_cmd_vm(int argc, char **argv)
+{
+	struct cli c;
+	struct hw_info hw;
+	struct qemu_bin qemu;
+	struct guest_kit kit;
+	struct vm_spec s = {.on_line = echo_line, .interrupted = &cli_late_signal};
+	struct vm_result *r = NULL;
+	struct mg_err err = {0};
+	char pack[PATH_MAX], dir[PATH_MAX], shape[128], prefix[160], exit_text[16], why[700];
+	const char *args[MAX_SUITE_ARGS + 8], *tmp;
+	int ret = cli_parse(&c, argc, argv, cli_vm_options, "+", MAX_SUITE_ARGS);
+
+	if (ret)
+		return ret;
+	if (c.shape && c.shape_of)
+		return cli_usage_error("vm: --shape or --shape-of, not both");
+	if (!c.shape_of && vm_shape_parse(c.shape ? c.shape : VM_DEFAULT_SHAPE, &s.shape, &err))
+		return cli_usage_error("%s", err.msg);
+	if (c.n_args == 0)
+		return cli_usage_error(
+		    "vm needs a command to run in the guest: memgate vm -- run ...");
+	if ((ret = cli_check_reports(&c)))
+		return ret;
+	if ((ret = cli_load_hw(&hw, NULL, NULL)))
+		return ret;
+	s.kvm = hw_kvm_boots_stock_guests(&hw);
+	if (c.shape_of && (ret = shape_of(c.shape_of, &hw, &s.shape))) {
+		hw_release(&hw);
+		return ret;
+	}
+	hw_release(&hw);
+	if ((ret = guest_command(&c, s.kvm, args, ARRAY_SIZE(args))))
+		return ret;
+	if (vm_args_check(args, &err))
+		return cli_usage_error("vm: %s", err.msg);
+	if (qemu_find(&qemu, c.qemu_path, &err))
+		return cli_usage_error("%s", err.msg);
+	if (!qemu.path[0]) {
+		fprintf(stderr, "memgate vm: %s\n", qemu.why);
+		return EXIT_USAGE;
+	}
+	if (guest_kit_find(&kit, c.guest_kernel, c.guest_initrd, &err))
+		return cli_usage_error("%s", err.msg);
+	if (!kit.kernel[0] || vm_pack_find(pack, sizeof(pack), &err)) {
+		fprintf(stderr, "memgate vm: %s\n", kit.kernel[0] ? err.msg : kit.why);
+		return EXIT_USAGE;
+	}
+	tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof(dir), "%s/memgate-vm.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	r = calloc(1, sizeof(*r));
+	if (!r || !mkdtemp(dir)) {
+		fprintf(stderr, "memgate vm: a folder for the guest's files: %s\n",
+			strerror(errno));
+		free(r);
+		return EXIT_HARNESS;
+	}
+	vm_shape_name(&s.shape, shape, sizeof(shape));
+	snprintf(prefix, sizeof(prefix), "guest[%s]", shape);
+	s.qemu = qemu.path;
+	s.kit = &kit;
+	s.pack = pack;
+	s.args = args;
+	s.workdir = dir;
+	s.timeout_s = c.timeout_set ? c.opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
+	printf("memgate vm: %s, %s (%s), QEMU %s\n", shape, s.kvm ? "KVM" : "TCG",
+	       s.kvm ? "it boots the kit here"
+		     : "no KVM here that boots a stock guest: timing figures are reported, not "
+		       "gated",
+	       qemu.version);
+	fflush(stdout);
+	cli_signals_defer();
+	ret = vm_run(&s, r, &err);
+	cli_signals_restore();
+	snprintf(exit_text, sizeof(exit_text), "%d", r->exit);
+	const struct nest_prop props[] = {
+	    {"vm.shape", shape},
+	    {"vm.accel", s.kvm ? "kvm" : "tcg"},
+	    {"vm.gated", s.kvm ? "yes" : "no: under TCG the guest's timing is not the hardware's"},
+	    {"vm.exit", exit_text},
+	};
+
+	/* Every console line was shown as it came: the error says what ended it. */
+	if (ret)
+		snprintf(why, sizeof(why), "%s", err.msg);
+	else
+		ret = nest_reports(&c, r, prefix, props, ARRAY_SIZE(props), why, sizeof(why));
+	if (ret) {
+		fprintf(stderr, "memgate vm: %s\n", why);
+		failure_reports(&c, prefix, why, r->boot.tail, props, ARRAY_SIZE(props));
+		ret = cli_late_signal ? 128 + cli_late_signal : EXIT_HARNESS;
+	} else {
+		printf("memgate vm: the guest's command exited %d in %.1f s of QEMU\n", r->exit,
+		       r->boot.wall_ms / 1e3);
+		ret = r->exit;
+	}
+	remove_workdir(dir);
+	free(r);
+	return ret;
+}
