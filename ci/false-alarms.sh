@@ -9,6 +9,7 @@
 #   e.g. ci/false-alarms.sh aa 20
 #        ci/false-alarms.sh slow ci/slowdown/shift-10.patch 20 -s memslots -k '*update*'
 # Run it from the checkout after `make`; it builds the patched copy under build/slowdown/.
+# FALSE_ALARMS_LOGS=DIR keeps each run's whole output there (run-N.txt).
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,7 @@ while [ "$i" -le "$runs" ]; do
 	out=$(build/memgate ab --base "$base" --head "$head" --seed "$i" "$@" 2>&1)
 	rc=$?
 	set -e
+	[ -z "${FALSE_ALARMS_LOGS:-}" ] || printf '%s\n' "$out" > "$FALSE_ALARMS_LOGS/run-$i.txt"
 	if [ "$rc" -gt 1 ]; then
 		printf '%s\n' "$out" | tail -n 5 >&2
 		echo "false-alarms.sh: run $i: memgate ab exit $rc" >&2

@@ -191,17 +191,27 @@ int cli_load_rules(struct cli *c);
 int cli_expand(const struct cli *c, const struct hw_info *hw, struct case_inst **insts, size_t *n);
 
 /**
- * cli_plan() - what list and run share: parse, load the rules, describe the host, expand.
- * Returns 0 (release the rules, @hw and @insts) or an exit status (nothing to release).
- */
-/**
  * cli_resolve_counter() - --counter as this host can count it (auto: instructions, simulated or
  * tsc) into @c->opts.counter. Returns 0, or EXIT_USAGE having said why it cannot.
  */
 int cli_resolve_counter(struct cli *c);
 
+/* What list and run plan: the host they describe and the cases expanded on it. */
+struct cli_plan {
+	struct hw_info hw;
+	struct case_inst *insts;
+	size_t n;
+};
+
+/**
+ * cli_plan() - what list and run share: parse, load the rules, describe the host, expand.
+ * Returns 0 (release with cli_plan_release()) or an exit status (nothing to release).
+ */
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
-	     struct hw_info *hw, struct case_inst **insts, size_t *n);
+	     struct cli_plan *p);
+
+/** cli_plan_release() - the rules of @c, and @p's host and cases. */
+void cli_plan_release(struct cli *c, struct cli_plan *p);
 
 /**
  * cli_check_reports() - before anything runs: can --junit and --json be written, and are

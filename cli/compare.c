@@ -1,6 +1,5 @@
 /* compare.c - `memgate ab`, `compare`, `baseline add` and `rules`: a commit against its parent. */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "hw/reserve.h"
 #include "reports/file.h"
 #include "util/text.h"
+#include "util/tmpdir.h"
 #include "util/util.h"
 
 int cli_cmd_rules(int argc, char **argv)
@@ -47,32 +47,6 @@ static int report_comparison(const struct cli *c, const struct hw_info *hw,
 }
 
 /* A scratch directory for the sides' result files; removed with its files at the end. */
-static int make_workdir(char *dir, size_t len)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(dir, len, "%s/memgate-ab.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	return mkdtemp(dir) ? 0 : -errno;
-}
-
-static void remove_workdir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	while (d && (e = readdir(d))) {
-		char path[1024];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /* The options both sides' `list` and `run` get, rebuilt from what was parsed. */
 static int ab_common(const struct cli *c, const char **argv, int max, char *numbers, size_t len,
 		     char *shard)
@@ -170,9 +144,8 @@ static int ab_start(struct cli *c, struct hw_info *hw, struct ab_side *a, struct
 	    ab_common(c, s->common, (int)ARRAY_SIZE(s->common), s->size, sizeof(s->size), s->shard);
 	o->common = s->common;
 	cli_signals_defer();
-	if (make_workdir(s->dir, sizeof(s->dir))) {
-		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(errno));
-		s->dir[0] = '\0';
+	if ((ret = tmpdir_make(s->dir, sizeof(s->dir), "ab"))) {
+		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(-ret));
 		cli_signals_restore();
 		return EXIT_HARNESS;
 	}
@@ -308,7 +281,7 @@ int cli_cmd_ab(int argc, char **argv)
 	free(all);
 	ab_outcome_release(&out);
 out_dir:
-	remove_workdir(s.dir);
+	tmpdir_remove(s.dir);
 	cli_signals_restore();
 	if (cli_late_signal && ret < 128) {
 		fprintf(stderr, "memgate: interrupted by signal %d\n", cli_late_signal);
@@ -623,7 +596,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 	       hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o.rounds, hw.fingerprint);
 	ret = EXIT_PASSED;
 out_dir:
-	remove_workdir(s.dir);
+	tmpdir_remove(s.dir);
 	cli_signals_restore();
 out_hw:
 	calib_acc_release(acc, n_acc);

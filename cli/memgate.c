@@ -116,7 +116,6 @@ int cli_load_rules(struct cli *c)
 	return 0;
 }
 
-/* What list and run share: parse the options, describe the host, expand the cases. */
 /*
  * The qemu suite's binary: --qemu must name one (exit 2 when it does not, whatever runs);
  * without it, QEMU_DEFAULT_NAME on PATH is looked for when a planned case needs it, and its
@@ -169,36 +168,22 @@ int cli_resolve_counter(struct cli *c)
 }
 
 int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, const char *shorts,
-	     struct hw_info *hw, struct case_inst **insts, size_t *n)
+	     struct cli_plan *p)
 {
 	int ret = cli_parse(c, argc, argv, table, shorts, 0);
 
+	memset(p, 0, sizeof(*p));
 	if (ret || (ret = cli_load_rules(c)))
 		return ret;
-	if ((ret = cli_resolve_counter(c))) {
-		rules_release(&c->rules);
+	if ((ret = cli_resolve_counter(c)) ||
+	    (ret = cli_load_hw(&p->hw, c->topology, c->host_dir)) ||
+	    (ret = cli_expand(c, &p->hw, &p->insts, &p->n)) ||
+	    (ret = find_qemu(c, p->insts, p->n))) {
+		cli_plan_release(c, p);
 		return ret;
 	}
-	if ((ret = cli_load_hw(hw, c->topology, c->host_dir))) {
-		rules_release(&c->rules);
-		return ret;
-	}
-	ret = cli_expand(c, hw, insts, n);
-	if (ret) {
-		hw_release(hw);
-		rules_release(&c->rules);
-		return ret;
-	}
-	if ((ret = find_qemu(c, *insts, *n))) {
-		free(*insts);
-		hw_release(hw);
-		rules_release(&c->rules);
-		return ret;
-	}
-	if (c->opts.cut_value > 0 && !cut_planned(c, *insts, *n)) {
-		free(*insts);
-		hw_release(hw);
-		rules_release(&c->rules);
+	if (c->opts.cut_value > 0 && !cut_planned(c, p->insts, p->n)) {
+		cli_plan_release(c, p);
 		return cli_usage_error("--cut %s: no planned case can stop a sample of that metric "
 				       "(list --json names the cases' cut_metric)",
 				       c->opts.cut_metric);
@@ -207,8 +192,17 @@ int cli_plan(struct cli *c, int argc, char **argv, const struct option *table, c
 	 * so, unless the selection narrowed the cases on purpose. The embedded rules cover
 	 * every host and --long: they are not warned about. */
 	if (c->rules_path && !c->glob && !c->n_names && !c->checks_only && !c->shards)
-		rules_warn_unused(&c->rules, *insts, *n, stderr);
+		rules_warn_unused(&c->rules, p->insts, p->n, stderr);
 	return 0;
+}
+
+void cli_plan_release(struct cli *c, struct cli_plan *p)
+{
+	rules_release(&c->rules);
+	free(p->insts);
+	p->insts = NULL;
+	p->n = 0;
+	hw_release(&p->hw);
 }
 
 int cli_check_reports(const struct cli *c)

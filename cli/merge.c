@@ -14,7 +14,6 @@ int cli_cmd_merge(int argc, char **argv)
 {
 	struct cli c;
 	json_t **shards, *out = NULL;
-	struct report_file rf;
 	struct mg_err err = {0};
 	int ret = cli_parse(&c, argc, argv, cli_merge_options, "", MAX_SUITE_ARGS), n = 0;
 
@@ -43,10 +42,8 @@ int cli_cmd_merge(int argc, char **argv)
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		ret = err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
 	}
-	if (!ret && !(ret = report_file_open(&rf, c.json_path, &err) ? EXIT_HARNESS : 0)) {
-		rf.failed = json_dumpf(out, rf.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
-		ret = report_file_commit(&rf, &err) ? EXIT_HARNESS : 0;
-	}
+	if (!ret && report_write_json(c.json_path, out, &err))
+		ret = EXIT_HARNESS;
 	if (ret == EXIT_HARNESS && err.msg[0])
 		fprintf(stderr, "memgate: %s\n", err.msg);
 	if (!ret)

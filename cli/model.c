@@ -78,14 +78,7 @@ static int whole(const char *opt, const char *s, unsigned long lo, unsigned long
 
 int cli_cmd_model(int argc, char **argv)
 {
-	struct model_params mp = {.metrics = 150,
-				  .tolerance = 0.05,
-				  .slowdown = 0.10,
-				  .alpha = 0.05,
-				  .runs = 400,
-				  .rounds = 6,
-				  .more_rounds = 10,
-				  .seed = 1};
+	struct model_params mp = model_params_default();
 	double sp[MODEL_MAX_SPREADS] = {0.02, 0.03, 0.04, 0.05};
 	size_t n_sp = 4;
 	unsigned long v;

@@ -71,22 +71,20 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 int cli_cmd_list(int argc, char **argv)
 {
 	struct cli c;
-	struct hw_info hw;
-	struct case_inst *insts = NULL;
-	size_t n = 0;
-	int ret = cli_plan(&c, argc, argv, cli_list_options, "s:k:", &hw, &insts, &n);
+	struct cli_plan p;
+	int ret = cli_plan(&c, argc, argv, cli_list_options, "s:k:", &p);
 
 	if (ret)
 		return ret;
 	if (c.json_out) {
-		ret = list_json(insts, n, c.opts.counter);
+		ret = list_json(p.insts, p.n, c.opts.counter);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct case_def *d = insts[i].def;
+	for (size_t i = 0; i < p.n; i++) {
+		const struct case_def *d = p.insts[i].def;
 		char full[256];
 
-		printf("%-50s %-5s %s", case_full_name(&insts[i], full, sizeof(full)),
+		printf("%-50s %-5s %s", case_full_name(&p.insts[i], full, sizeof(full)),
 		       d->kind == CASE_PERF ? "perf" : "check", d->doc);
 		for (unsigned int m = 0; m < d->n_metrics; m++)
 			printf("%s%s", m ? ", " : " [", d->metrics[m].name);
@@ -95,11 +93,9 @@ int cli_cmd_list(int argc, char **argv)
 			       d->metrics[0].better == LOWER_IS_BETTER ? "lower" : "higher");
 		putchar('\n');
 	}
-	list_gates(&c, insts, n);
+	list_gates(&c, p.insts, p.n);
 out:
-	rules_release(&c.rules);
-	free(insts);
-	hw_release(&hw);
+	cli_plan_release(&c, &p);
 	return ret;
 }
 
@@ -406,28 +402,24 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 int cli_cmd_run(int argc, char **argv)
 {
 	struct cli c;
-	struct hw_info hw;
-	struct case_inst *insts = NULL;
-	size_t n = 0;
-	int ret = cli_plan(&c, argc, argv, cli_run_options, "s:k:n:", &hw, &insts, &n);
+	struct cli_plan p;
+	int ret = cli_plan(&c, argc, argv, cli_run_options, "s:k:n:", &p);
 
 	if (ret)
 		return ret;
 	ret = cli_check_reports(&c);
-	if (!ret && n == 0) {
+	if (!ret && p.n == 0) {
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
 	}
 	/* Reserve, then describe the host again: the suites plan from the pools they will use. */
-	if (!ret && c.reserve && !(ret = cli_reserve_pool(&hw, &c.opts, insts, n))) {
-		hw_release(&hw);
-		ret = cli_load_hw(&hw, NULL, NULL);
+	if (!ret && c.reserve && !(ret = cli_reserve_pool(&p.hw, &c.opts, p.insts, p.n))) {
+		hw_release(&p.hw);
+		ret = cli_load_hw(&p.hw, NULL, NULL);
 	}
 	if (!ret)
-		ret = run_cases(&c, &hw, insts, n);
-	rules_release(&c.rules);
-	free(insts);
-	hw_release(&hw);
+		ret = run_cases(&c, &p.hw, p.insts, p.n);
+	cli_plan_release(&c, &p);
 	return ret;
 }
 

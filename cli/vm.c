@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "reports/nest.h"
 #include "run/vm.h"
+#include "util/tmpdir.h"
 #include "util/util.h"
 
 /* Report options of the guest's own command: its files are the guest's, and memgate vm names
@@ -54,19 +55,6 @@ static int guest_command(const struct cli *c, bool kvm, const char **argv, size_
 	}
 	argv[n] = NULL;
 	return 0;
-}
-
-/* A folder of this run's own for the initramfs and the reports, removed at the end. */
-static void remove_workdir(const char *dir)
-{
-	static const char *const files[] = {"initramfs.cpio", "guest.json", "guest.xml"};
-	char path[PATH_MAX + 32];
-
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		unlink(path);
-	}
-	rmdir(dir);
 }
 
 /*
@@ -150,7 +138,7 @@ int cli_cmd_vm(int argc, char **argv)
 	struct vm_result *r = NULL;
 	struct mg_err err = {0};
 	char pack[PATH_MAX], dir[PATH_MAX], shape[128], prefix[160], exit_text[16], why[700];
-	const char *args[MAX_SUITE_ARGS + 8], *tmp;
+	const char *args[MAX_SUITE_ARGS + 8];
 	int ret = cli_parse(&c, argc, argv, cli_vm_options, "+", MAX_SUITE_ARGS);
 
 	if (ret)
@@ -188,12 +176,11 @@ int cli_cmd_vm(int argc, char **argv)
 		fprintf(stderr, "memgate vm: %s\n", kit.kernel[0] ? err.msg : kit.why);
 		return EXIT_USAGE;
 	}
-	tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof(dir), "%s/memgate-vm.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	/* A folder of this run's own for the initramfs and the reports, removed at the end. */
 	r = calloc(1, sizeof(*r));
-	if (!r || !mkdtemp(dir)) {
+	if (!r || (ret = tmpdir_make(dir, sizeof(dir), "vm"))) {
 		fprintf(stderr, "memgate vm: a folder for the guest's files: %s\n",
-			strerror(errno));
+			strerror(r ? -ret : ENOMEM));
 		free(r);
 		return EXIT_HARNESS;
 	}
@@ -236,7 +223,7 @@ int cli_cmd_vm(int argc, char **argv)
 		       r->boot.wall_ms / 1e3);
 		ret = r->exit;
 	}
-	remove_workdir(dir);
+	tmpdir_remove(dir);
 	free(r);
 	return ret;
 }

@@ -12,14 +12,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1), key[256], *half;
+	char *text = strndup((const char *)data, size); /* what a parser of a string sees */
+	char key[256], *half;
 	struct impl_opts o = {0};
 	struct mg_err err;
 
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	(void)impl_opts_set(&o, text, &err);
 	(void)case_key(text, key, sizeof(key));
 	half = text + strlen(text) / 2;

@@ -36,10 +36,9 @@ struct event {
 	bool set;
 };
 
-#define EVENT_INIT                                                                                 \
-	{                                                                                          \
-		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false                         \
-	}
+/* clang-format off */
+#define EVENT_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false}
+/* clang-format on */
 
 static void event_set(struct event *e)
 {

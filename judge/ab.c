@@ -305,11 +305,41 @@ static double cut_bound(struct ab_case *c)
 	return c->cut_ms;
 }
 
+/*
+ * `memgate run` of side @s with @extra, its output into @log, and how it ended: a side that
+ * hangs, dies or exits past @max_exit is its failure @doing (-ECANCELED, saying so with @log's
+ * last line), not the harness's. Returns 0 with the exit status in @code, or -errno.
+ */
+static int side_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
+		    int n_extra, const char *log, double timeout_s, int max_exit, const char *doing,
+		    int *code, struct mg_err *err)
+{
+	char line[256];
+	int status = 0;
+	int ret =
+	    spawn(s, "run", o->common, o->n_common, extra, n_extra, log, timeout_s, &status, err);
+
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > max_exit) {
+		last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED, "%s (%s) failed %s (%s %d): %s", s->role, s->spec,
+				  doing, WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
+	}
+	*code = WEXITSTATUS(status);
+	return 0;
+}
+
 /* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
 static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
 		     unsigned int round, struct mg_err *err)
 {
-	char path[600], log[600], n[16], w[16], seed[32], line[256], t[32], cut[96];
+	char path[600], log[600], n[16], w[16], seed[32], t[32], cut[96], doing[300];
 	const char *extra[16] = {"--case",     is_head ? c->head_name : c->base_name,
 				 "-n",	       n,
 				 "--warmup",   w,
@@ -321,7 +351,7 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	double bound = is_head ? cut_bound(c) : 0;
 	struct hist_run r;
 	const struct hist_case *hc;
-	int status = 0, ret = 0;
+	int code, ret = 0;
 
 	snprintf(path, sizeof(path), "%s/%s-round.json", o->workdir, s->role);
 	snprintf(log, sizeof(log), "%s/%s-round.log", o->workdir, s->role);
@@ -340,21 +370,12 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 		extra[n_extra++] = cut;
 	}
 	unlink(path);
-	ret = spawn(s, "run", o->common, o->n_common, extra, n_extra, log,
-		    o->timeout_s + AB_SIDE_MARGIN_S, &status, err);
 	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
-	if (ret == -ETIMEDOUT) {
-		err->code = ECANCELED;
-		return -ECANCELED;
-	}
+	snprintf(doing, sizeof(doing), "on %s", extra[1]);
+	ret = side_run(s, o, extra, n_extra, log, o->timeout_s + AB_SIDE_MARGIN_S, 1, doing, &code,
+		       err);
 	if (ret)
 		return ret;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
-		last_line(log, line, sizeof(line));
-		return mg_err_set(err, ECANCELED, "%s (%s) failed on %s (%s %d): %s", s->role,
-				  s->spec, extra[1], WIFEXITED(status) ? "exit" : "signal",
-				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
-	}
 	ret = hist_load(&r, path, err);
 	if (ret)
 		return ret;
@@ -667,7 +688,7 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, const stru
 {
 	char path[600], log[600], line[256], t[32];
 	const char *extra[] = {"--checks", "--no-gates", "--timeout", t, "--json", path};
-	int status = 0, ret;
+	int code, ret;
 
 	snprintf(path, sizeof(path), "%s/head-checks.json", o->workdir);
 	snprintf(log, sizeof(log), "%s/head-checks.log", o->workdir);
@@ -676,23 +697,13 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, const stru
 	/* Head lists no check in the selection: none to run (its exit 2 would say the same). */
 	if (!listed_kind(lh, "check"))
 		return 0;
-	ret = spawn(head, "run", o->common, o->n_common, extra, (int)ARRAY_SIZE(extra), log,
-		    o->timeout_s * 4, &status, err);
 	/* Head dying on its checks is a result of head (an ERROR), not the harness failing. */
-	if (ret == -ETIMEDOUT) {
-		err->code = ECANCELED;
-		return -ECANCELED;
-	}
+	ret = side_run(head, o, extra, (int)ARRAY_SIZE(extra), log, o->timeout_s * 4, 2,
+		       "running its checks", &code, err);
 	if (ret)
 		return ret;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > 2) {
-		last_line(log, line, sizeof(line));
-		return mg_err_set(err, ECANCELED, "head (%s) failed running its checks (%s %d): %s",
-				  head->spec, WIFEXITED(status) ? "exit" : "signal",
-				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
-	}
 	/* Head listed checks: an exit 2 is head refusing what it was asked, not "none matched". */
-	if (WEXITSTATUS(status) == 2) {
+	if (code == 2) {
 		last_line(log, line, sizeof(line));
 		return mg_err_set(err, ECANCELED,
 				  "head (%s) refused to run its checks (exit 2): %s", head->spec,

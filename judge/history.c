@@ -320,7 +320,7 @@ int hist_from_results(struct hist_run *r, const struct case_result *res, size_t 
 		struct hist_case *c = &r->cases[i];
 
 		c->suite = in->suite->name;
-		c->group = in->def->group;
+		c->group = case_group(in->def);
 		c->name = in->name;
 		c->message = res[i].message ? res[i].message : "";
 		c->time_s = res[i].time_s;

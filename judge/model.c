@@ -116,6 +116,18 @@ static void medians_conclude(struct metric_run *ms, size_t n)
 			ms[i].fate = F_FAIL;
 }
 
+struct model_params model_params_default(void)
+{
+	return (struct model_params){.metrics = 150,
+				     .tolerance = 0.05,
+				     .slowdown = 0.10,
+				     .alpha = 0.05,
+				     .runs = 400,
+				     .rounds = 6,
+				     .more_rounds = 10,
+				     .seed = 1};
+}
+
 int model_run(const struct model_params *mp, enum model_procedure proc, struct model_rates *out)
 {
 	struct metric_run *ms = calloc(mp->metrics + 1, sizeof(*ms));

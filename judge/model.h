@@ -21,6 +21,12 @@ struct model_params {
 	uint64_t seed;
 };
 
+/**
+ * model_params_default() - `memgate model`'s defaults: 150 gated metrics, a 5% tolerance, one
+ * metric 10% slower, alpha 0.05, 400 runs of 6 rounds and 10 more, seed 1 (no spread).
+ */
+struct model_params model_params_default(void);
+
 /* What each procedure did, as fractions of the modelled runs. */
 struct model_rates {
 	double aa_failed;   /* A/A runs with a failed verdict (the false-alarm rate) */

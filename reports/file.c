@@ -194,3 +194,25 @@ int report_paths_distinct(const char *a, const char *b)
 	snprintf(cb, sizeof(cb), "%s", b);
 	return strcmp(ra, rb) || strcmp(basename(ca), basename(cb));
 }
+
+int report_write_json(const char *path, const json_t *doc, struct mg_err *err)
+{
+	struct report_file rf;
+	int ret = report_file_open(&rf, path, err);
+
+	if (ret)
+		return ret;
+	rf.failed = json_dumpf(doc, rf.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
+	return report_file_commit(&rf, err);
+}
+
+int report_write_xml(const char *path, xmlDocPtr doc, struct mg_err *err)
+{
+	struct report_file rf;
+	int ret = report_file_open(&rf, path, err);
+
+	if (ret)
+		return ret;
+	rf.failed = xmlDocFormatDump(rf.f, doc, 1) < 0;
+	return report_file_commit(&rf, err);
+}

@@ -3,6 +3,8 @@
 #ifndef MG_REPORTS_FILE_H
 #define MG_REPORTS_FILE_H
 
+#include <jansson.h>
+#include <libxml/tree.h>
 #include <stdio.h>
 
 #include "util/err.h"
@@ -44,6 +46,12 @@ int report_file_create(struct report_file *rf, const char *path, struct mg_err *
  * @err; on failure the target is as it was and the temporary gone.
  */
 int report_file_commit(struct report_file *rf, struct mg_err *err);
+
+/** report_write_json() - @doc as the report @path (indented, keys sorted), opened and committed. */
+int report_write_json(const char *path, const json_t *doc, struct mg_err *err);
+
+/** report_write_xml() - @doc as the report @path (formatted), opened and committed. */
+int report_write_xml(const char *path, xmlDocPtr doc, struct mg_err *err);
 
 /** report_paths_distinct() - @a and @b (either may be NULL) are not one file to rename over. */
 int report_paths_distinct(const char *a, const char *b);

@@ -167,7 +167,7 @@ static void case_chart(struct page *pg, xmlNodePtr parent, const struct case_res
 	if (!rows)
 		return;
 	snprintf(title, sizeof(title), "%s.%s.%s: samples per metric", r->inst->suite->name,
-		 r->inst->def->group, r->inst->name);
+		 case_group(r->inst->def), r->inst->name);
 	doc = svg_new(16 + (double)rows * ROW_H + (double)n_units * (AXIS_H + 8), title, &svg);
 	for (size_t u = 0; u < n_units; u++)
 		y = unit_rows(svg, r, units[u], y);
@@ -279,7 +279,7 @@ static void trend_chart(struct page *pg, xmlNodePtr parent, const struct report_
 	xmlNodePtr svg;
 	xmlDocPtr doc;
 
-	snprintf(full, sizeof(full), "%s.%s.%s", r->inst->suite->name, r->inst->def->group,
+	snprintf(full, sizeof(full), "%s.%s.%s", r->inst->suite->name, case_group(r->inst->def),
 		 r->inst->name);
 	for (size_t m = 0; m < r->inst->def->n_metrics; m++)
 		for (size_t k = 0; k < run->n_history && r->metrics[m].n; k++) {
@@ -465,7 +465,7 @@ static void suite_section(struct page *pg, xmlNodePtr body, const struct report_
 
 		if (strcmp(r->inst->suite->name, suite) || !charted(r))
 			continue;
-		snprintf(buf, sizeof(buf), "%s.%s", r->inst->def->group, r->inst->name);
+		snprintf(buf, sizeof(buf), "%s.%s", case_group(r->inst->def), r->inst->name);
 		h = xml_child(sec, "h3", buf);
 		xml_attr(h, "id", "case-%zu", i);
 		case_chart(pg, sec, r);

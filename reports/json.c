@@ -57,8 +57,8 @@ static json_t *case_json(const struct case_result *r)
 	for (size_t i = 0; i < r->n_props; i++)
 		json_object_set_new(props, r->props[i].name, jstr(r->props[i].value));
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:f, s:s, s:o, s:o, s:o}",
-			 "suite", in->suite->name, "group", in->def->group, "case", in->def->name,
-			 "name", in->name, "params", params, "kind",
+			 "suite", in->suite->name, "group", case_group(in->def), "case",
+			 in->def->name, "name", in->name, "params", params, "kind",
 			 in->def->kind == CASE_PERF   ? "perf"
 			 : in->def->kind == CASE_GATE ? "gate"
 						      : "check",
@@ -70,7 +70,6 @@ static json_t *case_json(const struct case_result *r)
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)
 {
 	json_t *cases = json_array(), *root;
-	struct report_file rf;
 	int ret;
 
 	for (size_t i = 0; i < run->n; i++)
@@ -87,11 +86,7 @@ int report_json_write(const struct report_run *run, const char *path, struct mg_
 	    hw_to_json(run->hw), "cases", cases);
 	if (!root)
 		return mg_err_set(err, ENOMEM, "cannot build the JSON report");
-	ret = report_file_open(&rf, path, err);
-	if (!ret) {
-		rf.failed = json_dumpf(root, rf.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
-		ret = report_file_commit(&rf, err);
-	}
+	ret = report_write_json(path, root, err);
 	json_decref(root);
 	return ret;
 }

@@ -156,8 +156,8 @@ static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 		if (r->inst->suite != suite)
 			continue;
 		for (size_t k = 0; k < r->n_props; k++) {
-			snprintf(name, sizeof(name), "%s.%s.%s", r->inst->def->group, r->inst->name,
-				 r->props[k].name);
+			snprintf(name, sizeof(name), "%s.%s.%s", case_group(r->inst->def),
+				 r->inst->name, r->props[k].name);
 			add_property(props, name, r->props[k].value);
 		}
 		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
@@ -165,11 +165,11 @@ static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 
 			if (!m->n)
 				continue;
-			snprintf(name, sizeof(name), "%s.%s.%s.median_%s", r->inst->def->group,
+			snprintf(name, sizeof(name), "%s.%s.%s.median_%s", case_group(r->inst->def),
 				 r->inst->name, m->def->name, m->def->unit);
 			snprintf(value, sizeof(value), "%.6g", m->sum.median);
 			add_property(props, name, value);
-			snprintf(name, sizeof(name), "%s.%s.%s.mad_%s", r->inst->def->group,
+			snprintf(name, sizeof(name), "%s.%s.%s.mad_%s", case_group(r->inst->def),
 				 r->inst->name, m->def->name, m->def->unit);
 			snprintf(value, sizeof(value), "%.6g", m->sum.mad);
 			add_property(props, name, value);
@@ -189,7 +189,7 @@ static xmlNodePtr add_testcase(xmlNodePtr ts, const struct case_result *r, enum 
 	char classname[128], *out;
 
 	snprintf(classname, sizeof(classname), "memgate.%s.%s", r->inst->suite->name,
-		 r->inst->def->group);
+		 case_group(r->inst->def));
 	set_prop(tc, "classname", classname);
 	set_prop(tc, "name", r->inst->name);
 	set_seconds(tc, "time", r->time_s);
@@ -231,10 +231,10 @@ static void add_suite_output(xmlNodePtr ts, const struct report_run *run,
 			continue;
 		co = case_output(r);
 		if (co && *co)
-			fprintf(fo, "== %s.%s\n%s", r->inst->def->group, r->inst->name, co);
+			fprintf(fo, "== %s.%s\n%s", case_group(r->inst->def), r->inst->name, co);
 		free(co);
 		if (r->stderr_tail)
-			fprintf(fe, "== %s.%s\n%s\n", r->inst->def->group, r->inst->name,
+			fprintf(fe, "== %s.%s\n%s\n", case_group(r->inst->def), r->inst->name,
 				r->stderr_tail);
 	}
 	if (fo)
@@ -288,7 +288,6 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 	xmlDocPtr doc = xmlNewDoc(BAD_CAST "1.0");
 	xmlNodePtr root = xmlNewNode(NULL, BAD_CAST "testsuites");
 	struct suite_totals all = {0};
-	struct report_file rf;
 	int id = 0, ret;
 
 	xmlDocSetRootElement(doc, root);
@@ -310,11 +309,7 @@ int report_junit_write(const struct report_run *run, enum junit_style style, con
 		set_count(root, "errors", all.errors);
 		set_seconds(root, "time", run->time_s);
 	}
-	ret = report_file_open(&rf, path, err);
-	if (!ret) {
-		rf.failed = xmlDocFormatDump(rf.f, doc, 1) < 0;
-		ret = report_file_commit(&rf, err);
-	}
+	ret = report_write_xml(path, doc, err);
 	xmlFreeDoc(doc);
 	return ret;
 }

@@ -15,7 +15,6 @@ int report_nest_json(const char *in, const char *out, const char *prefix,
 {
 	json_error_t e;
 	json_t *doc = json_load_file(in, 0, &e), *cases, *c, *vm;
-	struct report_file rf;
 	size_t i;
 	int ret;
 
@@ -42,11 +41,7 @@ int report_nest_json(const char *in, const char *out, const char *prefix,
 	for (i = 0; i < n_props; i++)
 		json_object_set_new(vm, props[i].name, json_string(props[i].value));
 	json_object_set_new(doc, "vm", vm);
-	ret = report_file_open(&rf, out, err);
-	if (!ret) {
-		rf.failed = json_dumpf(doc, rf.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
-		ret = report_file_commit(&rf, err);
-	}
+	ret = report_write_json(out, doc, err);
 	json_decref(doc);
 	return ret;
 }
@@ -105,7 +100,6 @@ int report_nest_junit(const char *in, const char *out, const char *prefix,
 				    XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOERROR |
 					XML_PARSE_NOWARNING);
 	xmlNodePtr root = doc ? xmlDocGetRootElement(doc) : NULL;
-	struct report_file rf;
 	int ret;
 
 	if (!doc) {
@@ -124,11 +118,7 @@ int report_nest_junit(const char *in, const char *out, const char *prefix,
 	for (xmlNodePtr n = root->children; n; n = n->next)
 		if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "testsuite"))
 			nest_suite(n, prefix, props, n_props);
-	ret = report_file_open(&rf, out, err);
-	if (!ret) {
-		rf.failed = xmlDocFormatDump(rf.f, doc, 1) < 0;
-		ret = report_file_commit(&rf, err);
-	}
+	ret = report_write_xml(out, doc, err);
 	xmlFreeDoc(doc);
 	return ret;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run/impl_opts.h"
 #include "run/result.h"
 #include "util/text.h"
 #include "util/util.h"
@@ -24,6 +25,24 @@ void case_params_add(struct case_params *p, const char *name, const char *fmt, .
 	p->n++;
 }
 
+unsigned int case_expand_values(const char *name, const unsigned int *values, size_t n,
+				unsigned int long_from, const char *impl_key,
+				const struct run_opts *opts, struct case_params *out,
+				unsigned int max)
+{
+	unsigned int made = 0;
+
+	for (size_t i = 0; i < n && made < max; i++) {
+		if (long_from && values[i] > long_from && !opts->long_run)
+			continue;
+		case_params_add(&out[made], name, "%u", values[i]);
+		if (impl_key)
+			case_params_add(&out[made], "impl", "%s", impl_get(opts->impl, impl_key));
+		made++;
+	}
+	return made;
+}
+
 const char *case_params_get(const struct case_params *p, const char *name)
 {
 	for (unsigned int i = 0; i < p->n; i++)
@@ -32,9 +51,14 @@ const char *case_params_get(const struct case_params *p, const char *name)
 	return NULL;
 }
 
+const char *case_group(const struct case_def *d)
+{
+	return d->group ? d->group : d->kind == CASE_PERF ? "perf" : "check";
+}
+
 char *case_full_name(const struct case_inst *inst, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s.%s.%s", inst->suite->name, inst->def->group, inst->name);
+	snprintf(buf, len, "%s.%s.%s", inst->suite->name, case_group(inst->def), inst->name);
 	return buf;
 }
 

@@ -67,7 +67,8 @@ struct run_opts;
 
 struct case_def {
 	const char *name;
-	const char *group; /* the JUnit classname is memgate.SUITE.GROUP */
+	/* the JUnit classname is memgate.SUITE.GROUP; NULL: the kind's, "check" or "perf" */
+	const char *group;
 	enum case_kind kind;
 	unsigned int needs; /* enum case_needs bits */
 	const char *doc;    /* one line for `memgate list` */
@@ -173,6 +174,16 @@ uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o);
 void case_params_add(struct case_params *p, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/**
+ * case_expand_values() - an instance per value of the @n @values (parameter @name), those
+ * above @long_from only with --long (0: all), each with parameter "impl" from --impl
+ * @impl_key unless that is NULL. Into @out, at most @max; returns how many.
+ */
+unsigned int case_expand_values(const char *name, const unsigned int *values, size_t n,
+				unsigned int long_from, const char *impl_key,
+				const struct run_opts *opts, struct case_params *out,
+				unsigned int max);
+
 /** case_params_get() - the value of parameter @name in @p, or NULL when it has none. */
 const char *case_params_get(const struct case_params *p, const char *name);
 
@@ -213,24 +224,31 @@ int case_counter_open(struct case_ctx *ctx, struct counter *c);
 void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/**
+ * case_say() - text event @ev ("log", "warn", "fail", "skip" or "error") of the case: what
+ * the five calls below send.
+ */
+void case_say(struct case_ctx *ctx, const char *ev, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /** case_log() - a line for the case's output in the report. */
-void case_log(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define case_log(ctx, ...) case_say(ctx, "log", __VA_ARGS__)
 
 /**
  * case_warn() - a fact of the host that a reader should know and that the code under test does
  * not control (CPUID under a hypervisor, a CPU libcpuid does not know): a WARN line on the
  * console, in the case's output (JUnit system-out) and a "warning" property. Never fails.
  */
-void case_warn(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define case_warn(ctx, ...) case_say(ctx, "warn", __VA_ARGS__)
 
 /** case_fail() - the property under test is false; the message states figure and bound. */
-void case_fail(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define case_fail(ctx, ...) case_say(ctx, "fail", __VA_ARGS__)
 
 /** case_skip() - a capability is missing; the message is the reason. */
-void case_skip(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define case_skip(ctx, ...) case_say(ctx, "skip", __VA_ARGS__)
 
 /** case_error() - the environment broke (a syscall failed that should not). */
-void case_error(struct case_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define case_error(ctx, ...) case_say(ctx, "error", __VA_ARGS__)
 
 /** case_outcome_name() - "PASS", "SKIP", "FAIL", "ERROR". */
 const char *case_outcome_name(enum case_outcome o);
@@ -247,6 +265,9 @@ char *case_key(const char *full_name, char *buf, size_t len);
  * caller frees it); NULL when none has a row, or memory is short: then nothing is printed.
  */
 char *suite_summary(const struct suite_def *s, const struct case_result *results, size_t n);
+
+/** case_group() - @d's group: its own, else "check" or "perf" as its kind. */
+const char *case_group(const struct case_def *d);
 
 /** case_full_name() - "suite.group.name[params]" of @inst into @buf; returns @buf. */
 char *case_full_name(const struct case_inst *inst, char *buf, size_t len);

@@ -125,21 +125,14 @@ void case_prop(struct case_ctx *ctx, const char *name, const char *fmt, ...)
 	free(s);
 }
 
-/* case_log(), case_warn(), case_fail(), case_skip(), case_error(): a text event named EV. */
-#define TEXT_EVENT(EV)                                                                             \
-	void case_##EV(struct case_ctx *ctx, const char *fmt, ...)                                 \
-	{                                                                                          \
-		va_list ap;                                                                        \
-                                                                                                   \
-		va_start(ap, fmt);                                                                 \
-		emit_text(ctx, #EV, fmt, ap);                                                      \
-		va_end(ap);                                                                        \
-	}
-TEXT_EVENT(log)
-TEXT_EVENT(warn)
-TEXT_EVENT(fail)
-TEXT_EVENT(skip)
-TEXT_EVENT(error)
+void case_say(struct case_ctx *ctx, const char *ev, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit_text(ctx, ev, fmt, ap);
+	va_end(ap);
+}
 
 void child_finish(struct case_ctx *ctx)
 {

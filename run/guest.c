@@ -34,10 +34,25 @@ static int named_file(const char *opt, const char *path, char *out, size_t len, 
 	return 0;
 }
 
+int guest_kit_dir(char *dir, size_t len, struct mg_err *err)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return mg_err_set(err, errno ? errno : ENOENT, "/proc/self/exe: %s",
+				  strerror(errno ? errno : ENOENT));
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	if ((size_t)snprintf(dir, len, "%s/%s", exe, GUEST_KIT_DIR) >= len)
+		return mg_err_set(err, ENAMETOOLONG, "%s: path too long", exe);
+	return 0;
+}
+
 int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, struct mg_err *err)
 {
-	char exe[PATH_MAX], dir[PATH_MAX + 16];
-	ssize_t n;
+	char dir[PATH_MAX];
+	struct mg_err why;
 	int ret = 0;
 
 	memset(k, 0, sizeof(*k));
@@ -49,16 +64,11 @@ int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, 
 		return ret;
 	if (kernel && initrd)
 		return 0;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		snprintf(k->why, sizeof(k->why), "no guest kit: /proc/self/exe: %s",
-			 strerror(errno));
+	if (guest_kit_dir(dir, sizeof(dir), &why)) {
+		snprintf(k->why, sizeof(k->why), "no guest kit: %s", why.msg);
 		k->kernel[0] = k->initrd[0] = '\0';
 		return 0;
 	}
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	snprintf(dir, sizeof(dir), "%s/%s", exe, GUEST_KIT_DIR);
 	if (!kernel)
 		ret = readable(k->kernel, sizeof(k->kernel), dir, GUEST_KIT_KERNEL);
 	if (!ret && !initrd)
@@ -110,11 +120,22 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 	    {"modules ", GUEST_MODULES, &c->modules_s},
 	    {"idle ", GUEST_IDLE, &c->idle_s},
 	};
+	/* "WORD=N UPTIME" */
+	const struct {
+		const char *word;
+		enum guest_event ev;
+		long max;
+		int *value;
+		double *uptime;
+	} counted[] = {
+	    {"disks=", GUEST_DISKS, 100000, &c->disks, &c->disks_s},
+	    {"vm exit=", GUEST_VM, 255, &c->vm_exit, &c->vm_s},
+	};
 	char text[512];
 	size_t len;
 	const char *s;
 	char *end;
-	long disks, status;
+	long v;
 
 	if (strncmp(line, CONSOLE_PREFIX, strlen(CONSOLE_PREFIX)))
 		return GUEST_OTHER;
@@ -129,23 +150,18 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 			return malformed(c, text);
 		return timed[i].ev;
 	}
-	if (!strncmp(text, "disks=", 6)) {
+	for (size_t i = 0; i < ARRAY_SIZE(counted); i++) {
+		const char *n = text + strlen(counted[i].word);
+
+		if (strncmp(text, counted[i].word, strlen(counted[i].word)))
+			continue;
 		errno = 0;
-		disks = strtol(text + 6, &end, 10);
-		if (errno || end == text + 6 || disks < 0 || disks > 100000 || *end != ' ' ||
-		    !uptime_of(end + 1, &c->disks_s))
+		v = strtol(n, &end, 10);
+		if (errno || end == n || v < 0 || v > counted[i].max || *end != ' ' ||
+		    !uptime_of(end + 1, counted[i].uptime))
 			return malformed(c, text);
-		c->disks = (int)disks;
-		return GUEST_DISKS;
-	}
-	if (!strncmp(text, "vm exit=", 8)) {
-		errno = 0;
-		status = strtol(text + 8, &end, 10);
-		if (errno || end == text + 8 || status < 0 || status > 255 || *end != ' ' ||
-		    !uptime_of(end + 1, &c->vm_s))
-			return malformed(c, text);
-		c->vm_exit = (int)status;
-		return GUEST_VM;
+		*counted[i].value = (int)v;
+		return counted[i].ev;
 	}
 	if (!strcmp(text, "done")) {
 		c->done = true;

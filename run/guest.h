@@ -24,6 +24,12 @@ struct guest_kit {
 };
 
 /**
+ * guest_kit_dir() - where `make` builds the guest kit for this memgate: EXE_DIR/guest, into
+ * @dir of @len bytes. Returns 0, or -errno with @err (no /proc/self/exe, too long a path).
+ */
+int guest_kit_dir(char *dir, size_t len, struct mg_err *err);
+
+/**
  * guest_kit_find() - the kernel and initramfs to boot: @kernel and @initrd where given
  * (--guest-kernel, --guest-initrd), else the kit `make` built beside this memgate
  * (EXE_DIR/guest/). A file named on the command line that cannot be read is -errno with @err;

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +17,7 @@
 #include "run/child.h"
 #include "util/proc.h"
 #include "util/text.h"
+#include "util/tmpdir.h"
 #include "util/util.h"
 
 #define RESULT_LINE_MAX (1u << 20) /* one event; a case sends thousands of small ones */
@@ -232,41 +232,22 @@ static char sim_dir[4096];
 
 static void sim_remove(void)
 {
-	DIR *d;
-	struct dirent *e;
-
 	if (!sim_dir[0])
 		return;
 	/* Callgrind's dumps: those of a case killed before it read them, and its final one. */
-	d = opendir(sim_dir);
-	while (d && (e = readdir(d))) {
-		char file[4400];
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(file, sizeof(file), "%s/%s", sim_dir, e->d_name);
-		unlink(file);
-	}
-	if (d)
-		closedir(d);
-	rmdir(sim_dir);
+	tmpdir_remove(sim_dir);
 	sim_dir[0] = '\0';
 }
 
 static int sim_prepare(struct mg_err *err)
 {
-	const char *tmp = getenv("TMPDIR");
+	int ret;
 
 	if (sim_dir[0])
 		return 0;
-	snprintf(sim_dir, sizeof(sim_dir), "%s/memgate-sim.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(sim_dir)) {
-		int e = errno;
-
-		sim_dir[0] = '\0';
-		return mg_err_set(err, e, "a folder for callgrind's counts: %s", strerror(e));
-	}
-	return 0;
+	ret = tmpdir_make(sim_dir, sizeof(sim_dir), "sim");
+	return ret ? mg_err_set(err, -ret, "a folder for callgrind's counts: %s", strerror(-ret))
+		   : 0;
 }
 
 /* Append "--name value" (value printf-formatted into @buf) to @argv. */

@@ -104,15 +104,13 @@ void vm_shape_name(const struct guest_numa *g, char *buf, size_t len)
 
 int vm_pack_find(char *out, size_t len, struct mg_err *err)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char dir[PATH_MAX];
+	int ret = guest_kit_dir(dir, sizeof(dir), err);
 
-	if (n <= 0)
-		return mg_err_set(err, ENOENT, "/proc/self/exe: %s", strerror(errno));
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	if ((size_t)snprintf(out, len, "%s/%s/%s", exe, GUEST_KIT_DIR, VM_PACK) >= len)
-		return mg_err_set(err, ENAMETOOLONG, "%s: path too long", exe);
+	if (ret)
+		return ret;
+	if ((size_t)snprintf(out, len, "%s/%s", dir, VM_PACK) >= len)
+		return mg_err_set(err, ENAMETOOLONG, "%s: path too long", dir);
 	if (access(out, R_OK))
 		return mg_err_set(err, ENOENT,
 				  "%s: %s: `make` packs this memgate for the guest (guest/pack.sh) "

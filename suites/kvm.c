@@ -308,7 +308,6 @@ enum { C_MEMSLOTS, C_BUSY };
 
 static const struct case_def kvm_cases[] = {
     [C_MEMSLOTS] = {.name = "memslots",
-		    .group = "perf",
 		    .kind = CASE_PERF,
 		    .needs = NEEDS_HOST | NEEDS_KVM,
 		    .doc = "KVM_SET_USER_MEMORY_REGION per operation (insert, flags, move, "
@@ -318,7 +317,6 @@ static const struct case_def kvm_cases[] = {
 		    .expand = expand_slots,
 		    .run = perf_memslots},
     [C_BUSY] = {.name = "busy_guest",
-		.group = "perf",
 		.kind = CASE_PERF,
 		.needs = NEEDS_HOST | NEEDS_KVM,
 		.doc = "a vCPU touching its memory while 256 slots come and go: its accesses/s "

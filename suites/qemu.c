@@ -527,7 +527,6 @@ enum { C_RUNNING_OUT, C_NUMA_PREALLOC, C_PREALLOC, C_BOOT };
 
 static const struct case_def qemu_cases[] = {
     [C_RUNNING_OUT] = {.name = "running_out",
-		       .group = "check",
 		       .kind = CASE_CHECK,
 		       .needs = NEEDS_HOST | NEEDS_QEMU,
 		       .doc =
@@ -535,14 +534,12 @@ static const struct case_def qemu_cases[] = {
 		       .expand = expand_running_out,
 		       .run = check_running_out},
     [C_NUMA_PREALLOC] = {.name = "numa_prealloc",
-			 .group = "check",
 			 .kind = CASE_CHECK,
 			 .needs = NEEDS_HOST | NEEDS_QEMU,
 			 .doc = "QEMU's backend bound to a node, preallocated by a thread-context "
 				"there: every page on that node (numa_maps)",
 			 .run = check_numa_prealloc},
     [C_PREALLOC] = {.name = "prealloc",
-		    .group = "perf",
 		    .kind = CASE_PERF,
 		    .needs = NEEDS_HOST | NEEDS_QEMU,
 		    .doc = "QEMU's -mem-prealloc time per backend and thread count, beside the "
@@ -552,7 +549,6 @@ static const struct case_def qemu_cases[] = {
 		    .expand = expand_backends,
 		    .run = perf_prealloc},
     [C_BOOT] = {.name = "boot",
-		.group = "perf",
 		.kind = CASE_PERF,
 		.needs = NEEDS_HOST | NEEDS_QEMU,
 		.doc =

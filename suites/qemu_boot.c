@@ -54,16 +54,9 @@ const struct metric_def qemu_boot_metrics[QB_METRICS] = {
 unsigned int qemu_boot_expand(const struct hw_info *hw, const struct run_opts *opts,
 			      struct case_params *out, unsigned int max)
 {
-	unsigned int n = 0;
-
 	(void)hw;
-	for (size_t i = 0; i < ARRAY_SIZE(boot_disks) && n < max; i++) {
-		if (boot_disks[i] > LONG_ONLY_DISKS && !opts->long_run)
-			continue;
-		case_params_add(&out[n], "disks", "%u", boot_disks[i]);
-		n++;
-	}
-	return n;
+	return case_expand_values("disks", boot_disks, ARRAY_SIZE(boot_disks), LONG_ONLY_DISKS,
+				  NULL, opts, out, max);
 }
 
 /* Arms: N disks, and for N > 1 the 1-disk boot in the same rounds (the per-disk cost). */

@@ -41,15 +41,21 @@ enum {
 };
 
 /* Metric POLICY.STAT, the three policies run in turn, each boot in a fresh process. */
-#define BOOT_METRICS(p)                                                                            \
-	{p ".boot_ms", "ms", LOWER_IS_BETTER}, {p ".anon_boot_kib", "KiB", LOWER_IS_BETTER},       \
-	    {p ".anon_idle_kib", "KiB", LOWER_IS_BETTER},                                          \
-	    {p ".rss_idle_kib", "KiB", LOWER_IS_BETTER},                                           \
-	    {p ".batches", "batches", LOWER_IS_BETTER}, {p ".trims", "trims", LOWER_IS_BETTER},    \
-	    {p ".trim_ms", "ms", LOWER_IS_BETTER}, {p ".lock_wait_ms", "ms", LOWER_IS_BETTER},     \
-	{                                                                                          \
-		p ".page_faults", "faults", LOWER_IS_BETTER                                        \
-	}
+/* clang-format off */
+#define BOOT_METRICS(p)							\
+	{p ".boot_ms", "ms", LOWER_IS_BETTER},				\
+	{p ".anon_boot_kib", "KiB", LOWER_IS_BETTER},			\
+	{p ".anon_idle_kib", "KiB", LOWER_IS_BETTER},			\
+	{p ".rss_idle_kib", "KiB", LOWER_IS_BETTER},			\
+	{p ".batches", "batches", LOWER_IS_BETTER},			\
+	{p ".trims", "trims", LOWER_IS_BETTER},				\
+	{p ".trim_ms", "ms", LOWER_IS_BETTER},				\
+	{p ".lock_wait_ms", "ms", LOWER_IS_BETTER},			\
+	{p ".page_faults", "faults", LOWER_IS_BETTER}
+/* clang-format on */
+static_assert(sizeof((struct metric_def[]){BOOT_METRICS("")}) ==
+		  B_STATS * sizeof(struct metric_def),
+	      "BOOT_METRICS() names each of the B_ stats, in their order");
 
 /* The fourth group, impl, repeats the samples of the policy under test (--impl rcu.trim), so
  * that gates name one metric whatever the choice; no boot runs twice. */
@@ -66,17 +72,10 @@ static_assert(RCU_TRIM_NONE == 0 && RCU_TRIM_EVERY_BATCH == 1 && RCU_TRIM_IDLE =
 static unsigned int expand_disks(const struct hw_info *hw, const struct run_opts *opts,
 				 struct case_params *out, unsigned int max)
 {
-	unsigned int n = 0;
-
 	(void)hw;
-	for (size_t i = 0; i < ARRAY_SIZE(boot_disks) && n < max; i++) {
-		/* The reported-only boots take minutes: with --long. */
-		if (boot_disks[i] > BOOT_REPORT_ONLY_DISKS && !opts->long_run)
-			continue;
-		case_params_add(&out[n], "disks", "%u", boot_disks[i]);
-		case_params_add(&out[n++], "impl", "%s", impl_get(opts->impl, "rcu.trim"));
-	}
-	return n;
+	/* The reported-only boots take minutes: with --long. */
+	return case_expand_values("disks", boot_disks, ARRAY_SIZE(boot_disks),
+				  BOOT_REPORT_ONLY_DISKS, "rcu.trim", opts, out, max);
 }
 
 static void record(struct case_ctx *ctx, unsigned int policy, const struct rcu_boot_result *r)
@@ -531,17 +530,14 @@ static void perf_ops(struct case_ctx *ctx)
 
 static const struct case_def rcu_cases[] = {
     {.name = "stress",
-     .group = "check",
      .kind = CASE_CHECK,
      .doc = "3 readers, 2 writers: no reader ever sees a freed object; every callback ran",
      .run = check_stress},
     {.name = "queue",
-     .group = "check",
      .kind = CASE_CHECK,
      .doc = "callbacks once, drain, the batching rule, when each trim policy trims",
      .run = check_queue},
     {.name = "boot",
-     .group = "perf",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "N disks realised and their BARs programmed: boot time and heap RSS per policy",
@@ -550,7 +546,6 @@ static const struct case_def rcu_cases[] = {
      .expand = expand_disks,
      .run = perf_boot},
     {.name = "ops",
-     .group = "perf",
      .kind = CASE_PERF,
      .doc = "cycles (--counter: instructions) of an empty read-side section and of a call_rcu",
      .metrics = ops_metrics,

@@ -6,6 +6,7 @@
 
 #include "impl/memslots.h"
 #include "suites/memslots/oracle.h"
+#include "util/util.h"
 
 static const enum memslots_update all_updates[] = {MEMSLOTS_HEAPSORT, MEMSLOTS_SWAP,
 						   MEMSLOTS_SHIFT};
@@ -31,6 +32,23 @@ static void test_init_refusals(void **state)
 			 -EINVAL);
 }
 
+/* Changes refused with slots 1 (gfn 100, 10 pages) and 2 (gfn 200) in place. */
+static const struct {
+	uint64_t gfn, npages;
+	const char *what;
+	int id;
+	int err;
+} refused[] = {
+    {.id = 16, .gfn = 300, .npages = 1, .err = -EINVAL, .what = "id past the end"},
+    {.id = -1, .gfn = 300, .npages = 1, .err = -EINVAL, .what = "negative id"},
+    {.id = 3, .gfn = MEMSLOTS_GFN_LIMIT - 1, .npages = 2, .err = -EINVAL, .what = "past 2^40"},
+    {.id = 3, .gfn = 1, .npages = UINT64_MAX, .err = -EINVAL, .what = "wraps"},
+    {.id = 1, .gfn = 100, .npages = 11, .err = -EINVAL, .what = "resize"},
+    {.id = 3, .gfn = 105, .npages = 10, .err = -EEXIST, .what = "overlaps 1"},
+    {.id = 2, .gfn = 95, .npages = 10, .err = -EEXIST, .what = "move onto 1"},
+    {.id = 4, .gfn = 0, .npages = 0, .err = -ENOENT, .what = "delete empty"},
+};
+
 static void test_set_refusals_leave_state(void **state)
 {
 	struct memslots s;
@@ -43,14 +61,12 @@ static void test_set_refusals_leave_state(void **state)
 	assert_int_equal(put(&s, 1, 100, 10, 0), 0);
 	assert_int_equal(put(&s, 2, 200, 10, 0), 0);
 	memcpy(before, s.slots, sizeof(before));
-	assert_int_equal(put(&s, 16, 300, 1, 0), -EINVAL); /* id past the end */
-	assert_int_equal(put(&s, -1, 300, 1, 0), -EINVAL);
-	assert_int_equal(put(&s, 3, MEMSLOTS_GFN_LIMIT - 1, 2, 0), -EINVAL); /* past 2^40 */
-	assert_int_equal(put(&s, 3, 1, UINT64_MAX, 0), -EINVAL);	     /* wraps */
-	assert_int_equal(put(&s, 1, 100, 11, 0), -EINVAL);		     /* resize */
-	assert_int_equal(put(&s, 3, 105, 10, 0), -EEXIST);		     /* overlaps 1 */
-	assert_int_equal(put(&s, 2, 95, 10, 0), -EEXIST);		     /* move onto 1 */
-	assert_int_equal(put(&s, 4, 0, 0, 0), -ENOENT);			     /* delete empty */
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		int ret = put(&s, refused[i].id, refused[i].gfn, refused[i].npages, 0);
+
+		if (ret != refused[i].err)
+			fail_msg("%s: %d, not %d", refused[i].what, ret, refused[i].err);
+	}
 	assert_memory_equal(before, s.slots, sizeof(before));
 	assert_int_equal(s.used, 2);
 	assert_int_equal(memslots_check(&s, why, sizeof(why)), 0);

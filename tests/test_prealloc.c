@@ -146,31 +146,6 @@ static void test_running_out(void **state)
 	assert_int_equal(pool_total(), before);
 }
 
-/* Root only: a process that reserved and is killed by SIGTERM puts the pool back. */
-static void test_restore_on_signal(void **state)
-{
-	uint64_t before = 0;
-	int status;
-	pid_t pid;
-
-	(void)state;
-	lock_pool(&before);
-	pid = fork();
-	if (pid == 0) {
-		uint64_t got;
-		struct mg_err err;
-
-		if (reserve_hugepages(2 * MIB, before + 8, false, &got, &err))
-			_exit(3);
-		raise(SIGTERM);
-		_exit(4); /* not reached: SIGTERM ends the process after the restore */
-	}
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-	assert_int_equal(pool_total(), before);
-}
-
 /*
  * A child that does @hold (0: it holds what it took) and stays, until SIGKILLed, holding it.
  * Returns its pid once it holds, or -1 (the child reaped) when @hold failed.
@@ -209,6 +184,30 @@ static int reserve_eight(void *before)
 	return reserve_hugepages(2 * MIB, *(uint64_t *)before + 8, false, &got, &err);
 }
 
+/* Under the pool's lock (the pool's size then in *@before): a reserver, ended by @sig. */
+static void reserver_killed(int sig, uint64_t *before)
+{
+	int status;
+	pid_t pid;
+
+	lock_pool(before);
+	pid = held_in_child(reserve_eight, before);
+	assert_true(pid > 0);
+	kill(pid, sig);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+}
+
+/* Root only: a process that reserved and is killed by SIGTERM puts the pool back. */
+static void test_restore_on_signal(void **state)
+{
+	uint64_t before = 0;
+
+	(void)state;
+	reserver_killed(SIGTERM, &before);
+	assert_int_equal(pool_total(), before);
+}
+
 /*
  * Root only: SIGKILL cannot be caught, so the pool stays grown; the record the reserver left
  * lets the next memgate take its pages back, and only those.
@@ -216,15 +215,9 @@ static int reserve_eight(void *before)
 static void test_recover_after_kill(void **state)
 {
 	uint64_t before = 0;
-	int status;
-	pid_t pid;
 
 	(void)state;
-	lock_pool(&before);
-	pid = held_in_child(reserve_eight, &before);
-	assert_true(pid > 0);
-	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	reserver_killed(SIGKILL, &before);
 	assert_true(pool_total() > before);
 	/* This process holds the lock: as a new memgate would, it recovers under it. */
 	assert_int_equal(reserve_recover(stderr), 1);

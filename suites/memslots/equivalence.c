@@ -27,8 +27,9 @@ static const unsigned int check_capacities[] = {125, 509, 4096, 32764};
 #define SWEEP_ALL_UP_TO 4096
 #define SWEEP_LARGE 256
 
-unsigned int ms_expand_capacity_order(const struct hw_info *hw, const struct run_opts *opts,
-				      struct case_params *out, unsigned int max)
+unsigned int memslots_case_expand_capacity_order(const struct hw_info *hw,
+						 const struct run_opts *opts,
+						 struct case_params *out, unsigned int max)
 {
 	unsigned int n = 0;
 
@@ -290,12 +291,13 @@ static void check_sequence(struct case_ctx *ctx, const struct seq *q)
 		  op.base_gfn, op.npages, op.flags, why, k + 1);
 }
 
-void ms_check_equivalence(struct case_ctx *ctx)
+void memslots_case_check_equivalence(struct case_ctx *ctx)
 {
 	const struct run_opts *opts = case_opts(ctx);
-	struct strategy strat[MS_MAX_STRATEGIES];
-	unsigned int n = ms_strategies(opts, strat), cap = ms_param_uint(ctx, "capacity");
-	enum memslots_order order = ms_param_order(ctx);
+	struct strategy strat[MEMSLOTS_CASE_MAX_STRATEGIES];
+	unsigned int n = memslots_case_strategies(opts, strat),
+		     cap = memslots_case_param_uint(ctx, "capacity");
+	enum memslots_order order = memslots_case_param_order(ctx);
 
 	for (unsigned int i = 0; i < n; i++) {
 		for (int near_full = 0; near_full < 2; near_full++) {

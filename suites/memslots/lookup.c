@@ -21,7 +21,7 @@ static const unsigned int lookup_capacities[] = {117, 509, 4096, 32764};
  * runs here, and only interleaving keeps the comparison fair. Metric MODE.DIST.
  */
 
-const struct metric_def ms_lookup_metrics[L_METRICS] = {
+const struct metric_def memslots_case_lookup_metrics[L_METRICS] = {
     {"impl.hit_uniform", "cycles", LOWER_IS_BETTER},
     {"impl.hit_skewed", "cycles", LOWER_IS_BETTER},
     {"impl.miss", "cycles", LOWER_IS_BETTER},
@@ -55,17 +55,12 @@ const struct metric_def ms_lookup_metrics[L_METRICS] = {
 #define HOT_SLOTS 3
 #define HOT_SHARE 90
 
-unsigned int ms_expand_lookup(const struct hw_info *hw, const struct run_opts *opts,
-			      struct case_params *out, unsigned int max)
+unsigned int memslots_case_expand_lookup(const struct hw_info *hw, const struct run_opts *opts,
+					 struct case_params *out, unsigned int max)
 {
-	unsigned int n = 0;
-
 	(void)hw;
-	for (size_t i = 0; i < ARRAY_SIZE(lookup_capacities) && n < max; i++, n++) {
-		case_params_add(&out[n], "capacity", "%u", lookup_capacities[i]);
-		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.lookup"));
-	}
-	return n;
+	return case_expand_values("capacity", lookup_capacities, ARRAY_SIZE(lookup_capacities), 0,
+				  "memslots.lookup", opts, out, max);
 }
 
 struct lookup_set {
@@ -194,7 +189,7 @@ static int lookup_sample(void *arg, unsigned int mode, unsigned int round, bool 
 	return 0;
 }
 
-void ms_perf_lookup(struct case_ctx *ctx)
+void memslots_case_perf_lookup(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	struct lookup_case lc = {.ctx = ctx,
@@ -209,8 +204,9 @@ void ms_perf_lookup(struct case_ctx *ctx)
 				 .sample = lookup_sample,
 				 .arg = &lc};
 
-	if (!lc.ls || lookup_setup(lc.ls, ms_param_uint(ctx, "capacity"), o->seed)) {
-		case_error(ctx, "cannot build a set of %u slots", ms_param_uint(ctx, "capacity"));
+	if (!lc.ls || lookup_setup(lc.ls, memslots_case_param_uint(ctx, "capacity"), o->seed)) {
+		case_error(ctx, "cannot build a set of %u slots",
+			   memslots_case_param_uint(ctx, "capacity"));
 	} else if (!case_counter_open(ctx, &lc.counter)) {
 		case_interleave(&arms);
 		counter_close(&lc.counter);

@@ -182,8 +182,8 @@ static const struct {
     {"stale_index_after_move", reg_stale_index}, {"lookup_bounds", reg_lookup_bounds},
 };
 
-unsigned int ms_expand_regressions(const struct hw_info *hw, const struct run_opts *opts,
-				   struct case_params *out, unsigned int max)
+unsigned int memslots_case_expand_regressions(const struct hw_info *hw, const struct run_opts *opts,
+					      struct case_params *out, unsigned int max)
 {
 	unsigned int n = 0;
 
@@ -200,12 +200,12 @@ unsigned int ms_expand_regressions(const struct hw_info *hw, const struct run_op
 }
 
 /* Every strategy, with every lookup the order allows, on a fresh set of 125 slots. */
-void ms_check_regression(struct case_ctx *ctx)
+void memslots_case_check_regression(struct case_ctx *ctx)
 {
 	const char *name = case_param(ctx, "check");
-	enum memslots_order order = ms_param_order(ctx);
-	struct strategy strat[MS_MAX_STRATEGIES];
-	unsigned int n = ms_strategies(case_opts(ctx), strat),
+	enum memslots_order order = memslots_case_param_order(ctx);
+	struct strategy strat[MEMSLOTS_CASE_MAX_STRATEGIES];
+	unsigned int n = memslots_case_strategies(case_opts(ctx), strat),
 		     lookups = order == MEMSLOTS_BY_GFN ? 4 : 2;
 	size_t r = 0;
 

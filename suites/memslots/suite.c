@@ -13,10 +13,11 @@
 #include "suites/suites.h"
 #include "util/util.h"
 
-/* The ms_strategies a check runs: the references, and the one under test when it differs. */
-static_assert(MEMSLOTS_UPDATES <= MS_MAX_STRATEGIES, "every strategy fits in the list");
+/* The memslots_case_strategies a check runs: the references, and the one under test when it
+ * differs. */
+static_assert(MEMSLOTS_UPDATES <= MEMSLOTS_CASE_MAX_STRATEGIES, "every strategy fits in the list");
 
-unsigned int ms_strategies(const struct run_opts *opts, struct strategy *out)
+unsigned int memslots_case_strategies(const struct run_opts *opts, struct strategy *out)
 {
 	static const enum memslots_update refs[] = {MEMSLOTS_HEAPSORT, MEMSLOTS_SWAP,
 						    MEMSLOTS_SHIFT};
@@ -32,14 +33,14 @@ unsigned int ms_strategies(const struct run_opts *opts, struct strategy *out)
 	return n;
 }
 
-enum memslots_order ms_param_order(struct case_ctx *ctx)
+enum memslots_order memslots_case_param_order(struct case_ctx *ctx)
 {
 	const char *o = case_param(ctx, "order");
 
 	return o && !strcmp(o, "gfn") ? MEMSLOTS_BY_GFN : MEMSLOTS_BY_SIZE;
 }
 
-unsigned int ms_param_uint(struct case_ctx *ctx, const char *name)
+unsigned int memslots_case_param_uint(struct case_ctx *ctx, const char *name)
 {
 	const char *v = case_param(ctx, name);
 
@@ -53,59 +54,57 @@ enum { C_EQUIVALENCE, C_REGRESSION, C_GROWING, C_RANDOM, C_GROWTH, C_FIND };
 
 static const struct case_def memslots_cases[] = {
     {.name = "equivalence",
-     .group = "check",
      .kind = CASE_CHECK,
      .doc = "seeded random operations: every strategy and lookup agrees with a plain oracle",
-     .expand = ms_expand_capacity_order,
-     .run = ms_check_equivalence},
+     .expand = memslots_case_expand_capacity_order,
+     .run = memslots_case_check_equivalence},
     {.name = "regression",
-     .group = "check",
      .kind = CASE_CHECK,
      .doc = "named regressions (the review's flags-only change, deletes, full set, ...)",
-     .expand = ms_expand_regressions,
-     .run = ms_check_regression},
+     .expand = memslots_case_expand_regressions,
+     .run = memslots_case_check_regression},
     {.name = "growing",
      .group = "update",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per update, creates of growing size (the published "
 	    "worst case)",
-     .metrics = ms_update_metrics,
+     .metrics = memslots_case_update_metrics,
      .n_metrics = U_STRATEGIES * M_UPD_STATS,
      .counted = true,
-     .expand = ms_expand_update,
-     .run = ms_perf_update_growing},
+     .expand = memslots_case_expand_update,
+     .run = memslots_case_perf_update_growing},
     {.name = "random",
      .group = "update",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per update, random creates, deletes, moves, flag "
 	    "changes",
-     .metrics = ms_update_metrics,
+     .metrics = memslots_case_update_metrics,
      .n_metrics = U_STRATEGIES * M_UPD_STATS,
      .counted = true,
-     .expand = ms_expand_update,
-     .run = ms_perf_update_random},
+     .expand = memslots_case_expand_update,
+     .run = memslots_case_perf_update_random},
     {.name = "growth",
      .group = "update",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "median update of the growing workload at 509 and 4096 slots, in turn",
-     .metrics = ms_growth_metrics,
+     .metrics = memslots_case_growth_metrics,
      .n_metrics = G_METRICS,
      .counted = true,
-     .expand = ms_expand_growth,
-     .run = ms_perf_growth},
+     .expand = memslots_case_expand_growth,
+     .run = memslots_case_perf_growth},
     {.name = "find",
      .group = "lookup",
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per gfn lookup: uniform hits, skewed hits, misses",
-     .metrics = ms_lookup_metrics,
+     .metrics = memslots_case_lookup_metrics,
      .n_metrics = L_METRICS,
      .counted = true,
-     .expand = ms_expand_lookup,
-     .run = ms_perf_lookup},
+     .expand = memslots_case_expand_lookup,
+     .run = memslots_case_perf_lookup},
 };
 
 static void print_figure(FILE *f, const struct case_result *r, unsigned int m, int width)

@@ -23,7 +23,7 @@ static const unsigned int perf_capacities[] = {128, 509, 4096, 32764};
  * only interleaving keeps a 1.3x difference honest. Metric STRATEGY.STAT.
  */
 
-const struct metric_def ms_update_metrics[U_STRATEGIES * M_UPD_STATS] = {
+const struct metric_def memslots_case_update_metrics[U_STRATEGIES * M_UPD_STATS] = {
     {"impl.update_max", "cycles", LOWER_IS_BETTER},
     {"impl.update_median", "cycles", LOWER_IS_BETTER},
     {"impl.update_p99", "cycles", LOWER_IS_BETTER},
@@ -42,7 +42,7 @@ const struct metric_def ms_update_metrics[U_STRATEGIES * M_UPD_STATS] = {
 };
 
 /* Linear growth, judged within one case too: the impl at 509 and 4096 slots in turn. */
-const struct metric_def ms_growth_metrics[G_METRICS] = {
+const struct metric_def memslots_case_growth_metrics[G_METRICS] = {
     {"update_median.509", "cycles", LOWER_IS_BETTER},
     {"update_median.4096", "cycles", LOWER_IS_BETTER},
     {"update_d1_misses.509", "misses", LOWER_IS_BETTER},
@@ -72,21 +72,16 @@ static unsigned int measured_ops(unsigned int capacity, enum memslots_update u,
 	return k < capacity ? k : capacity;
 }
 
-unsigned int ms_expand_update(const struct hw_info *hw, const struct run_opts *opts,
-			      struct case_params *out, unsigned int max)
+unsigned int memslots_case_expand_update(const struct hw_info *hw, const struct run_opts *opts,
+					 struct case_params *out, unsigned int max)
 {
-	unsigned int n = 0;
-
 	(void)hw;
-	for (size_t i = 0; i < ARRAY_SIZE(perf_capacities) && n < max; i++, n++) {
-		case_params_add(&out[n], "capacity", "%u", perf_capacities[i]);
-		case_params_add(&out[n], "impl", "%s", impl_get(opts->impl, "memslots.update"));
-	}
-	return n;
+	return case_expand_values("capacity", perf_capacities, ARRAY_SIZE(perf_capacities), 0,
+				  "memslots.update", opts, out, max);
 }
 
-unsigned int ms_expand_growth(const struct hw_info *hw, const struct run_opts *opts,
-			      struct case_params *out, unsigned int max)
+unsigned int memslots_case_expand_growth(const struct hw_info *hw, const struct run_opts *opts,
+					 struct case_params *out, unsigned int max)
 {
 	(void)hw;
 	if (!max)
@@ -277,7 +272,7 @@ static void perf_update(struct case_ctx *ctx, bool growing)
 	const struct run_opts *o = case_opts(ctx);
 	struct update_case uc = {.ctx = ctx,
 				 .growing = growing,
-				 .cap = ms_param_uint(ctx, "capacity"),
+				 .cap = memslots_case_param_uint(ctx, "capacity"),
 				 .strat = {param_update(ctx), MEMSLOTS_HEAPSORT, MEMSLOTS_SWAP}};
 	struct case_arms arms = {.n = U_STRATEGIES,
 				 .warmup = o->warmup,
@@ -288,18 +283,19 @@ static void perf_update(struct case_ctx *ctx, bool growing)
 	if (case_counter_open(ctx, &uc.counter))
 		return;
 	for (unsigned int s = 0; s < U_STRATEGIES; s++)
-		case_prop(ctx, ms_update_metrics[s * M_UPD_STATS].name, "%u updates timed a sample",
+		case_prop(ctx, memslots_case_update_metrics[s * M_UPD_STATS].name,
+			  "%u updates timed a sample",
 			  measured_ops(uc.cap, uc.strat[s], o->counter));
 	case_interleave(&arms);
 	counter_close(&uc.counter);
 }
 
-void ms_perf_update_growing(struct case_ctx *ctx)
+void memslots_case_perf_update_growing(struct case_ctx *ctx)
 {
 	perf_update(ctx, true);
 }
 
-void ms_perf_update_random(struct case_ctx *ctx)
+void memslots_case_perf_update_random(struct case_ctx *ctx)
 {
 	perf_update(ctx, false);
 }
@@ -338,7 +334,7 @@ static int growth_sample(void *arg, unsigned int c, unsigned int round, bool mea
 }
 
 /* The median update of the growing workload at 509 and at 4096 slots, in turn. */
-void ms_perf_growth(struct case_ctx *ctx)
+void memslots_case_perf_growth(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	struct growth_case gc = {.ctx = ctx, .u = param_update(ctx)};

@@ -373,15 +373,6 @@ static int count_placement(const struct mapping *m, int want, size_t *on, size_t
 	return 0;
 }
 
-/* Bind @m to NUMA node @node (logical) as QEMU's host-nodes does, before it is faulted. */
-static int bind_area(hwloc_topology_t topo, const struct mapping *m, hwloc_obj_t node)
-{
-	return hwloc_set_area_membind(topo, m->addr, m->size, node->nodeset, HWLOC_MEMBIND_BIND,
-				      HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT)
-		   ? -errno
-		   : 0;
-}
-
 /*
  * One region per node, bound to it, preallocated in turn (each with all threads, unbound, the
  * memory bound: QEMU 7.2's way) or in parallel (each with its node's share of threads, bound
@@ -391,18 +382,16 @@ void prealloc_case_placement(struct case_ctx *ctx)
 {
 	const struct hw_info *hw = case_hw(ctx);
 	struct prealloc_opts o = prealloc_case_impl_opts(ctx);
-	struct prealloc_region r[PREALLOC_MAX_REGIONS];
-	struct mapping m[PREALLOC_MAX_REGIONS];
+	struct prealloc_case_nodes g = {.kind = K_ANON, .bytes = PLACEMENT_BYTES};
 	hwloc_obj_t nodes[PREALLOC_MAX_REGIONS];
 	bool parallel = !strcmp(case_param(ctx, "way"), "parallel");
 	bool planted = !strcmp(impl_get(case_opts(ctx)->impl, "prealloc.node"), "next");
 	unsigned int n = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS, i;
 	struct prealloc_report rep = {0};
 	struct mg_err err = {0};
-	unsigned int mapped = 0;
 	char prop[32];
-	int64_t t0;
-	int ret = 0;
+	double ms = 0;
+	int ret;
 
 	if (n < 2) {
 		case_skip(ctx,
@@ -415,34 +404,15 @@ void prealloc_case_placement(struct case_ctx *ctx)
 		return;
 	}
 	o.bind = true;
+	g.n = n;
 	for (i = 0; i < n; i++)
 		nodes[i] = hwloc_get_obj_by_type(o.topo, HWLOC_OBJ_NUMANODE, i);
-	for (i = 0; i < n && !ret; i++) {
-		/* The planted fault binds each region to the next node, and must be caught. */
-		unsigned int bind = planted ? (i + 1) % n : i;
-
-		if ((ret = map_kind(K_ANON, PLACEMENT_BYTES, 0, &m[i]))) {
-			case_error(ctx, "mapping region %u: %s", i, strerror(-ret));
-			break;
-		}
-		mapped++;
-		r[i] = (struct prealloc_region){m[i].addr, PLACEMENT_BYTES, 4096, (int)bind};
-		/* In turn, as QEMU 7.2: the memory bound by the backend, the threads anywhere. */
-		if (!parallel && (ret = bind_area(o.topo, &m[i], nodes[bind]))) {
-			case_error(ctx, "binding region %u to node %u: %s", i, bind,
-				   strerror(-ret));
-			break;
-		}
-	}
-	t0 = util_now_ns();
-	for (unsigned int k = 0; !ret && !parallel && k < n; k++) {
-		struct prealloc_region unbound = r[k];
-
-		unbound.node = -1;
-		ret = prealloc_one(&unbound, &o, &rep, &err);
-	}
-	if (!ret && parallel)
-		ret = prealloc_many(r, n, &o, &rep, &err);
+	/* The planted fault binds each region to the next node, and must be caught. */
+	for (i = 0; i < n; i++)
+		g.node[i] = nodes[planted ? (i + 1) % n : i];
+	ret = prealloc_case_nodes_map(ctx, &g, o.topo, parallel);
+	if (!ret)
+		ret = prealloc_case_nodes_prealloc(&g, &o, parallel, &rep, &ms, &err);
 	if (ret == -ENOSYS)
 		case_skip(ctx, "%s", err.msg);
 	else if (ret && err.msg[0])
@@ -450,13 +420,13 @@ void prealloc_case_placement(struct case_ctx *ctx)
 	if (!ret)
 		case_log(ctx, "%u regions of %llu MiB %s: %.1f ms, %u threads%s", n,
 			 (unsigned long long)(PLACEMENT_BYTES >> 20),
-			 parallel ? "in parallel" : "in turn", (double)(util_now_ns() - t0) / 1e6,
-			 rep.threads, planted ? " (planted: each bound to the next node)" : "");
+			 parallel ? "in parallel" : "in turn", ms, rep.threads,
+			 planted ? " (planted: each bound to the next node)" : "");
 	for (i = 0; !ret && i < n; i++) {
 		size_t on, other, absent;
 		int seen, want = (int)nodes[i]->os_index;
 
-		if ((ret = count_placement(&m[i], want, &on, &other, &absent, &seen))) {
+		if ((ret = count_placement(&g.m[i], want, &on, &other, &absent, &seen))) {
 			case_error(ctx, "move_pages of region %u: %s", i, strerror(-ret));
 			break;
 		}
@@ -476,8 +446,7 @@ void prealloc_case_placement(struct case_ctx *ctx)
 		snprintf(prop, sizeof(prop), "node%d.pages", want);
 		case_prop(ctx, prop, "%zu", on);
 	}
-	for (i = 0; i < mapped; i++)
-		unmap_kind(&m[i]);
+	prealloc_case_nodes_unmap(&g);
 }
 
 /* ---- per-node pools: one node's reserved alone, and a node short of pages ---------------- */

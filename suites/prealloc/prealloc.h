@@ -6,6 +6,7 @@
 
 #include "impl/prealloc.h"
 #include "run/case.h"
+#include "suites/pages.h"
 
 /** prealloc_case_impl_opts() - the implementation under test, as --impl chose it, for a
  * guest with one vCPU per PU of the host @ctx plans for. */
@@ -51,7 +52,41 @@ enum {
 };
 extern const struct metric_def prealloc_case_startup_metrics[STARTUP_METRICS];
 
-/* A region per node, in turn and in parallel (regions.c). */
+/*
+ * A region per node, each bound to its node as QEMU binds a memory backend's (host-nodes,
+ * policy=bind), preallocated one of two ways (regions.c): in turn, each with all threads
+ * unbound and the memory bound, as QEMU 7.2 does one backend after another; or in parallel,
+ * prealloc_many() with each node's share of threads bound to its PUs (the review's proposal).
+ */
+struct prealloc_case_nodes {
+	unsigned int n;				/* regions, one a node */
+	int kind;				/* of kinds[] (suites/pages.h) */
+	size_t bytes;				/* each */
+	hwloc_obj_t node[PREALLOC_MAX_REGIONS]; /* each region's node: set before mapping */
+	struct mapping m[PREALLOC_MAX_REGIONS]; /* valid up to .mapped */
+	struct prealloc_region r[PREALLOC_MAX_REGIONS];
+	unsigned int mapped;
+};
+
+/**
+ * prealloc_case_nodes_map() - map @g's regions; in turn (not @parallel) bind each one's memory
+ * to its node here. Returns 0, or -errno having said why (case_error); unmap in either case.
+ */
+int prealloc_case_nodes_map(struct case_ctx *ctx, struct prealloc_case_nodes *g,
+			    hwloc_topology_t topo, bool parallel);
+
+/**
+ * prealloc_case_nodes_prealloc() - prealloc @g's mapped regions one way with @o's threads,
+ * the wall time in @ms and what ran in @rep. Returns 0, or -errno with @err.
+ */
+int prealloc_case_nodes_prealloc(struct prealloc_case_nodes *g, const struct prealloc_opts *o,
+				 bool parallel, struct prealloc_report *rep, double *ms,
+				 struct mg_err *err);
+
+/** prealloc_case_nodes_unmap() - unmap what prealloc_case_nodes_map() mapped. */
+void prealloc_case_nodes_unmap(struct prealloc_case_nodes *g);
+
+/* The perf case: both ways side by side. */
 enum {
 	REGIONS_IN_TURN_MS,
 	REGIONS_PARALLEL_MS,

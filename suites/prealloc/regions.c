@@ -25,10 +25,7 @@ const struct metric_def prealloc_case_regions_metrics[REGIONS_METRICS] = {
 
 struct regions_case {
 	struct case_ctx *ctx;
-	int kind;
-	unsigned int n;	     /* regions: one per node */
-	size_t region_bytes; /* each */
-	hwloc_obj_t nodes[PREALLOC_MAX_REGIONS];
+	struct prealloc_case_nodes g;
 	struct prealloc_opts o;
 	double ms[2];	      /* this round's, by way */
 	unsigned int threads; /* of the last way run */
@@ -47,52 +44,78 @@ unsigned int prealloc_case_expand_regions(const struct hw_info *hw, const struct
 	return n;
 }
 
+int prealloc_case_nodes_map(struct case_ctx *ctx, struct prealloc_case_nodes *g,
+			    hwloc_topology_t topo, bool parallel)
+{
+	g->mapped = 0;
+	for (unsigned int i = 0; i < g->n; i++) {
+		int ret = map_kind(g->kind, g->bytes, 0, &g->m[i]);
+
+		if (ret) {
+			case_error(ctx, "mapping region %u (%zu MiB of %s): %s", i, g->bytes >> 20,
+				   kinds[g->kind].name, strerror(-ret));
+			return ret;
+		}
+		g->mapped++;
+		g->r[i] = (struct prealloc_region){g->m[i].addr, g->bytes, kinds[g->kind].page,
+						   (int)g->node[i]->logical_index};
+		/* In turn, as QEMU 7.2: the backend binds its memory, its threads run anywhere. */
+		if (!parallel &&
+		    hwloc_set_area_membind(topo, g->m[i].addr, g->bytes, g->node[i]->nodeset,
+					   HWLOC_MEMBIND_BIND,
+					   HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT)) {
+			ret = -errno;
+			case_error(ctx, "binding region %u to node %u: %s", i,
+				   g->node[i]->logical_index, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int prealloc_case_nodes_prealloc(struct prealloc_case_nodes *g, const struct prealloc_opts *o,
+				 bool parallel, struct prealloc_report *rep, double *ms,
+				 struct mg_err *err)
+{
+	struct measure_span span;
+	int ret = 0;
+
+	*rep = (struct prealloc_report){0};
+	measure_span_begin(&span);
+	for (unsigned int i = 0; !ret && !parallel && i < g->n; i++) {
+		struct prealloc_region unbound = g->r[i];
+
+		unbound.node = -1;
+		ret = prealloc_one(&unbound, o, rep, err);
+	}
+	if (!ret && parallel)
+		ret = prealloc_many(g->r, g->n, o, rep, err);
+	measure_span_end(&span);
+	*ms = (double)span.wall_ns / 1e6;
+	return ret;
+}
+
+void prealloc_case_nodes_unmap(struct prealloc_case_nodes *g)
+{
+	for (unsigned int i = 0; i < g->mapped; i++)
+		unmap_kind(&g->m[i]);
+	g->mapped = 0;
+}
+
 /* Map the regions, prealloc them one way, time it, unmap. 0, or -errno having said why. */
 static int one_way(struct regions_case *rc, bool parallel, double *ms)
 {
-	struct prealloc_region r[PREALLOC_MAX_REGIONS];
-	struct mapping m[PREALLOC_MAX_REGIONS];
 	struct prealloc_report rep = {0};
-	struct measure_span span;
 	struct mg_err err = {0};
-	unsigned int mapped = 0;
-	int ret = 0;
+	int ret = prealloc_case_nodes_map(rc->ctx, &rc->g, rc->o.topo, parallel);
 
-	for (unsigned int i = 0; i < rc->n && !ret; i++) {
-		if ((ret = map_kind(rc->kind, rc->region_bytes, 0, &m[i]))) {
-			case_error(rc->ctx, "mapping %zu MiB of %s: %s", rc->region_bytes >> 20,
-				   kinds[rc->kind].name, strerror(-ret));
-			break;
-		}
-		mapped++;
-		r[i] = (struct prealloc_region){m[i].addr, rc->region_bytes, kinds[rc->kind].page,
-						(int)i};
-		/* In turn, as QEMU 7.2: the backend binds its memory, its threads run anywhere. */
-		if (!parallel &&
-		    hwloc_set_area_membind(rc->o.topo, m[i].addr, rc->region_bytes,
-					   rc->nodes[i]->nodeset, HWLOC_MEMBIND_BIND,
-					   HWLOC_MEMBIND_BYNODESET | HWLOC_MEMBIND_STRICT)) {
-			ret = -errno;
-			case_error(rc->ctx, "binding region %u to its node: %s", i,
-				   strerror(errno));
-		}
+	if (!ret) {
+		ret = prealloc_case_nodes_prealloc(&rc->g, &rc->o, parallel, &rep, ms, &err);
+		if (ret && err.msg[0])
+			case_error(rc->ctx, "%s", err.msg);
 	}
-	measure_span_begin(&span);
-	for (unsigned int i = 0; !ret && !parallel && i < rc->n; i++) {
-		struct prealloc_region unbound = r[i];
-
-		unbound.node = -1;
-		ret = prealloc_one(&unbound, &rc->o, &rep, &err);
-	}
-	if (!ret && parallel)
-		ret = prealloc_many(r, rc->n, &rc->o, &rep, &err);
-	measure_span_end(&span);
-	if (ret && err.msg[0])
-		case_error(rc->ctx, "%s", err.msg);
 	rc->threads = rep.threads;
-	*ms = (double)span.wall_ns / 1e6;
-	for (unsigned int i = 0; i < mapped; i++)
-		unmap_kind(&m[i]);
+	prealloc_case_nodes_unmap(&rc->g);
 	return ret;
 }
 
@@ -125,7 +148,7 @@ void prealloc_case_regions(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	const struct hw_info *hw = case_hw(ctx);
-	struct regions_case rc = {.ctx = ctx, .kind = param_kind(ctx)};
+	struct regions_case rc = {.ctx = ctx, .g.kind = param_kind(ctx)};
 	struct case_arms arms = {.n = 2,
 				 .warmup = o->warmup,
 				 .samples = o->samples,
@@ -134,7 +157,7 @@ void prealloc_case_regions(struct case_ctx *ctx)
 				 .arg = &rc};
 	uint64_t size = case_guest_size(hw, o), page;
 
-	if (rc.kind < 0)
+	if (rc.g.kind < 0)
 		return;
 	if (hw->n_numa < 2) {
 		case_skip(ctx,
@@ -148,25 +171,25 @@ void prealloc_case_regions(struct case_ctx *ctx)
 		return;
 	}
 	rc.o.bind = true;
-	rc.n = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS;
-	page = kinds[rc.kind].page;
+	rc.g.n = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS;
+	page = kinds[rc.g.kind].page;
 	/* 4 KiB first touches are bimodal here (startup.c): up to 1 GiB in all, as there. */
-	if (!kinds[rc.kind].hugetlb && size > GIB)
+	if (!kinds[rc.g.kind].hugetlb && size > GIB)
 		size = GIB;
-	rc.region_bytes = (size_t)(size / rc.n / page * page);
-	if (!rc.region_bytes) {
+	rc.g.bytes = (size_t)(size / rc.g.n / page * page);
+	if (!rc.g.bytes) {
 		case_skip(ctx, "%llu MiB is less than a page a node",
 			  (unsigned long long)(size >> 20));
 		return;
 	}
-	if (kinds[rc.kind].hugetlb && pool_short(ctx, rc.kind, rc.n * rc.region_bytes / page))
+	if (kinds[rc.g.kind].hugetlb && pool_short(ctx, rc.g.kind, rc.g.n * rc.g.bytes / page))
 		return;
-	for (unsigned int i = 0; i < rc.n; i++)
-		rc.nodes[i] = hwloc_get_obj_by_type(rc.o.topo, HWLOC_OBJ_NUMANODE, i);
+	for (unsigned int i = 0; i < rc.g.n; i++)
+		rc.g.node[i] = hwloc_get_obj_by_type(rc.o.topo, HWLOC_OBJ_NUMANODE, i);
 	for (unsigned int m = 0; m < REGIONS_METRICS; m++)
 		case_counter(ctx, m, "clock");
-	case_prop(ctx, "regions", "%u", rc.n);
-	case_prop(ctx, "region_mib", "%zu", rc.region_bytes >> 20);
+	case_prop(ctx, "regions", "%u", rc.g.n);
+	case_prop(ctx, "region_mib", "%zu", rc.g.bytes >> 20);
 	/* What ran the vCPUs, as CPUID says: QEMU's TCG times nothing like hardware does. */
 	case_prop(ctx, "accelerator", "%s",
 		  !strcmp(hw->cpu.hypervisor, "qemu")

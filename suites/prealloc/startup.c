@@ -1,6 +1,7 @@
 /* startup.c - the prealloc suite's perf case: start-up time per page kind, method and thread
  * count, beside memset, mlock, MAP_POPULATE and the reference at QEMU's thread count; and its
  * table beside the published figures. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +14,22 @@
 
 #include "util/util.h"
 
-#define POINT_METRICS(m)                                                                           \
-	{m ".t1.ms", "ms", LOWER_IS_BETTER}, {m ".t2.ms", "ms", LOWER_IS_BETTER},                  \
-	    {m ".t4.ms", "ms", LOWER_IS_BETTER}, {m ".t8.ms", "ms", LOWER_IS_BETTER},              \
-	    {m ".t16.ms", "ms", LOWER_IS_BETTER}, {m ".t32.ms", "ms", LOWER_IS_BETTER},            \
-	    {m ".t64.ms", "ms", LOWER_IS_BETTER}, {m ".t128.ms", "ms", LOWER_IS_BETTER},           \
-	{                                                                                          \
-		m ".tall.ms", "ms", LOWER_IS_BETTER                                                \
-	}
+/* Metric METHOD.tN.ms, the SWEEP_POINTS thread counts of a sample in turn. */
+/* clang-format off */
+#define POINT_METRICS(m)						\
+	{m ".t1.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t2.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t4.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t8.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t16.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t32.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t64.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".t128.ms", "ms", LOWER_IS_BETTER},				\
+	{m ".tall.ms", "ms", LOWER_IS_BETTER}
+/* clang-format on */
+static_assert(sizeof((struct metric_def[]){POINT_METRICS("")}) ==
+		  SWEEP_POINTS * sizeof(struct metric_def),
+	      "POINT_METRICS() names each of the SWEEP_POINTS thread counts");
 
 const struct metric_def prealloc_case_startup_metrics[STARTUP_METRICS] = {
     POINT_METRICS("touch"),
