@@ -68,35 +68,26 @@ static void list_gates(const struct cli *c, const struct case_inst *insts, size_
 
 static int list_json(const struct case_inst *insts, size_t n, enum counter_kind k);
 
-int cli_cmd_list(int argc, char **argv)
+/* `list`, on the plan: the cases, their metrics, and the gates. */
+static int list_planned(struct cli *c, struct cli_plan *p)
 {
-	struct cli c;
-	struct cli_plan p;
-	int ret = cli_plan(&c, argc, argv, cli_list_options, "s:k:", &p);
-
-	if (ret)
-		return ret;
-	if (c.json_out) {
-		ret = list_json(p.insts, p.n, c.opts.counter);
-		goto out;
-	}
-	for (size_t i = 0; i < p.n; i++) {
-		const struct case_def *d = p.insts[i].def;
+	if (c->json_out)
+		return list_json(p->insts, p->n, c->opts.counter);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct case_def *d = p->insts[i].def;
 		char full[256];
 
-		printf("%-50s %-5s %s", case_full_name(&p.insts[i], full, sizeof(full)),
+		printf("%-50s %-5s %s", case_full_name(&p->insts[i], full, sizeof(full)),
 		       d->kind == CASE_PERF ? "perf" : "check", d->doc);
 		for (unsigned int m = 0; m < d->n_metrics; m++)
 			printf("%s%s", m ? ", " : " [", d->metrics[m].name);
 		if (d->n_metrics)
-			printf(" in %s, %s is better]", case_metric_unit(d, 0, c.opts.counter),
+			printf(" in %s, %s is better]", case_metric_unit(d, 0, c->opts.counter),
 			       d->metrics[0].better == LOWER_IS_BETTER ? "lower" : "higher");
 		putchar('\n');
 	}
-	list_gates(&c, p.insts, p.n);
-out:
-	cli_plan_release(&c, &p);
-	return ret;
+	list_gates(c, p->insts, p->n);
+	return 0;
 }
 
 /*
@@ -399,28 +390,48 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	return status;
 }
 
-int cli_cmd_run(int argc, char **argv)
+/* `run`, on the plan: reserve what it needs, run the cases, judge and report. */
+static int run_planned(struct cli *c, struct cli_plan *p)
 {
-	struct cli c;
-	struct cli_plan p;
-	int ret = cli_plan(&c, argc, argv, cli_run_options, "s:k:n:", &p);
+	int ret = cli_check_reports(c);
 
-	if (ret)
-		return ret;
-	ret = cli_check_reports(&c);
-	if (!ret && p.n == 0) {
+	if (!ret && p->n == 0) {
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
 	}
 	/* Reserve, then describe the host again: the suites plan from the pools they will use. */
-	if (!ret && c.reserve && !(ret = cli_reserve_pool(&p.hw, &c.opts, p.insts, p.n))) {
-		hw_release(&p.hw);
-		ret = cli_load_hw(&p.hw, NULL, NULL);
+	if (!ret && c->reserve && !(ret = cli_reserve_pool(&p->hw, &c->opts, p->insts, p->n))) {
+		hw_release(&p->hw);
+		ret = cli_load_hw(&p->hw, NULL, NULL);
 	}
 	if (!ret)
-		ret = run_cases(&c, &p.hw, p.insts, p.n);
+		ret = run_cases(c, &p->hw, p->insts, p->n);
+	return ret;
+}
+
+/* Parse and plan as list and run do, @act on the plan, release it. */
+static int with_plan(int argc, char **argv, const struct option *table, const char *shorts,
+		     int (*act)(struct cli *c, struct cli_plan *p))
+{
+	struct cli c;
+	struct cli_plan p;
+	int ret = cli_plan(&c, argc, argv, table, shorts, &p);
+
+	if (ret)
+		return ret;
+	ret = act(&c, &p);
 	cli_plan_release(&c, &p);
 	return ret;
+}
+
+int cli_cmd_list(int argc, char **argv)
+{
+	return with_plan(argc, argv, cli_list_options, "s:k:", list_planned);
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+	return with_plan(argc, argv, cli_run_options, "s:k:n:", run_planned);
 }
 
 /* `list --json`: what `memgate ab` reads of a side: names, kinds, suites, metrics. */

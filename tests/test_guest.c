@@ -144,49 +144,56 @@ static void test_boot_done(void **state)
 	assert_non_null(strstr(b.argv_text, "virtio-scsi-pci,id=scsi1,bus=br0,addr=0x2"));
 }
 
-static void test_boot_panic(void **state)
+/* Boots that fail: the fake QEMU's script, the error that says so, and the console's count. */
+static const struct {
+	const char *name, *script;
+	double timeout_s;
+	int ret;
+	const char *says[2]; /* in the error */
+	const char *tail;    /* in the console's end (NULL: anything) */
+	int disks;	     /* as the guest said (-1: it did not) */
+} failed_boots[] = {
+    {"panic.sh",
+     "echo '[ 1.2] Kernel panic - not syncing: No working init found.'\n"
+     "echo 'qemu: guest reset' >&2\n"
+     "exit 0",
+     30,
+     -EIO,
+     {"before the guest's init said done", "qemu: guest reset"},
+     "Kernel panic - not syncing",
+     -1},
+    {"hang.sh", "exec sleep 60", 0.5, -ETIMEDOUT, {"its init never started"}, NULL, -1},
+    {"few.sh",
+     "trap 'exit 0' TERM\n"
+     "echo 'memgate-guest: init uptime=0.5'\n"
+     "echo 'memgate-guest: error only 1 of 2 disks after 1 s'\n"
+     "echo 'memgate-guest: disks=1 uptime=1.5'\n"
+     "echo 'memgate-guest: done'\n"
+     "while :; do sleep 0.05; done",
+     30,
+     -EIO,
+     {"the guest: only 1 of 2 disks after 1 s"},
+     NULL,
+     1},
+};
+
+static void test_boot_failures(void **state)
 {
-	const char *q = fake_qemu("panic.sh", "echo '[ 1.2] Kernel panic - not syncing: No working "
-					      "init found.'\n"
-					      "echo 'qemu: guest reset' >&2\n"
-					      "exit 0");
-	struct guest_boot b;
-	struct mg_err err = {0};
-
 	(void)state;
-	assert_int_equal(boot(q, 30, &b, &err), -EIO);
-	assert_non_null(strstr(err.msg, "before the guest's init said done"));
-	assert_non_null(strstr(err.msg, "qemu: guest reset"));
-	assert_non_null(strstr(b.tail, "Kernel panic - not syncing"));
-}
+	for (size_t i = 0; i < ARRAY_SIZE(failed_boots); i++) {
+		const char *q = fake_qemu(failed_boots[i].name, failed_boots[i].script);
+		struct guest_boot b;
+		struct mg_err err = {0};
 
-static void test_boot_silent(void **state)
-{
-	const char *q = fake_qemu("hang.sh", "exec sleep 60");
-	struct guest_boot b;
-	struct mg_err err = {0};
-
-	(void)state;
-	assert_int_equal(boot(q, 0.5, &b, &err), -ETIMEDOUT);
-	assert_non_null(strstr(err.msg, "its init never started"));
-}
-
-static void test_boot_too_few_disks(void **state)
-{
-	const char *q =
-	    fake_qemu("few.sh", "trap 'exit 0' TERM\n"
-				"echo 'memgate-guest: init uptime=0.5'\n"
-				"echo 'memgate-guest: error only 1 of 2 disks after 1 s'\n"
-				"echo 'memgate-guest: disks=1 uptime=1.5'\n"
-				"echo 'memgate-guest: done'\n"
-				"while :; do sleep 0.05; done");
-	struct guest_boot b;
-	struct mg_err err = {0};
-
-	(void)state;
-	assert_int_equal(boot(q, 30, &b, &err), -EIO);
-	assert_string_equal(err.msg, "the guest: only 1 of 2 disks after 1 s");
-	assert_int_equal(b.con.disks, 1);
+		assert_int_equal(boot(q, failed_boots[i].timeout_s, &b, &err), failed_boots[i].ret);
+		for (size_t j = 0; j < ARRAY_SIZE(failed_boots[i].says); j++)
+			if (failed_boots[i].says[j] && !strstr(err.msg, failed_boots[i].says[j]))
+				fail_msg("%s: \"%s\" is not in \"%s\"", failed_boots[i].name,
+					 failed_boots[i].says[j], err.msg);
+		if (failed_boots[i].tail)
+			assert_non_null(strstr(b.tail, failed_boots[i].tail));
+		assert_int_equal(b.con.disks, failed_boots[i].disks);
+	}
 }
 
 /* --cut: a boot whose disks have not all shown by the cut is stopped there (and counted at the
@@ -223,10 +230,9 @@ static void test_boot_cut(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_console_lines),      cmocka_unit_test(test_console_errors),
-	    cmocka_unit_test(test_kit_find),	       cmocka_unit_test(test_boot_done),
-	    cmocka_unit_test(test_boot_panic),	       cmocka_unit_test(test_boot_silent),
-	    cmocka_unit_test(test_boot_too_few_disks), cmocka_unit_test(test_boot_cut),
+	    cmocka_unit_test(test_console_lines), cmocka_unit_test(test_console_errors),
+	    cmocka_unit_test(test_kit_find),	  cmocka_unit_test(test_boot_done),
+	    cmocka_unit_test(test_boot_failures), cmocka_unit_test(test_boot_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
