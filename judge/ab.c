@@ -2,7 +2,6 @@
 #include "judge/ab.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -11,250 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <wordexp.h>
 
+#include "judge/ab_side.h"
 #include "judge/history.h"
 #include "util/proc.h"
 #include "util/stats.h"
 #include "util/text.h"
 #include "util/util.h"
 
-/* What a side prints for `list --json` or `ab-protocol`, read back at most. */
-#define AB_OUTPUT_MAX (8u << 20)
 /* A side gets this long past its own per-case deadline to report the timeout itself. */
 #define AB_SIDE_MARGIN_S 10
-/* A side's `list` or `ab-protocol` must answer within this. */
-#define AB_QUICK_TIMEOUT_S 60
-
-static volatile sig_atomic_t ab_interrupted;
 
 static void on_signal(int sig)
 {
-	ab_interrupted = sig;
-}
-
-/* What wordexp() said, for a person. */
-static const char *wordexp_error(int ret)
-{
-	return ret == WRDE_CMDSUB    ? "a command substitution ($(...) or `...`): not run"
-	       : ret == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
-	       : ret == WRDE_SYNTAX  ? "a quote or a brace left open"
-	       : ret == WRDE_NOSPACE ? "out of memory"
-				     : "a word that cannot be expanded";
-}
-
-int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
-{
-	wordexp_t we;
-	size_t used = 0;
-	int ret;
-
-	memset(s, 0, sizeof(*s));
-	s->role = role;
-	if (strlen(spec) >= sizeof(s->spec))
-		return mg_err_set(err, EINVAL, "--%s: longer than %zu bytes", role,
-				  sizeof(s->spec) - 1);
-	snprintf(s->spec, sizeof(s->spec), "%s", spec);
-	/* The words of a POSIX shell: quotes and variables, never a command substitution. */
-	ret = wordexp(spec, &we, WRDE_NOCMD);
-	if (ret)
-		return mg_err_set(err, EINVAL, "--%s %s: %s", role, spec, wordexp_error(ret));
-	for (size_t i = 0; i < we.we_wordc && !ret; i++) {
-		size_t len = strlen(we.we_wordv[i]) + 1;
-
-		if (s->argc == AB_MAX_ARGS - 1 || used + len > sizeof(s->words)) {
-			ret = mg_err_set(err, EINVAL, "--%s: more than %d words or %zu bytes", role,
-					 AB_MAX_ARGS - 2, sizeof(s->words));
-			break;
-		}
-		memcpy(s->words + used, we.we_wordv[i], len);
-		s->argv[s->argc++] = s->words + used;
-		used += len;
-	}
-	wordfree(&we);
-	if (!ret && !s->argc)
-		ret =
-		    mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing", role);
-	return ret;
-}
-
-/*
- * Run `SIDE SUB [side options] [@common] [@extra]` with stdout and stderr into @out_path.
- * Returns 0 with @status, or -errno (-ETIMEDOUT, -EINTR) with @err.
- */
-static int spawn(const struct ab_side *s, const char *sub, const char *const *common, int n_common,
-		 const char *const *extra, int n_extra, const char *out_path, double timeout_s,
-		 int *status, struct mg_err *err)
-{
-	const char *argv[2 * AB_MAX_ARGS + 64];
-	struct proc_spec spec = {.argv = argv, .out = PROC_FD, .err = PROC_TO_ERR};
-	struct proc p;
-	int argc = 0, ret;
-
-	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
-		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
-	/* Wrapper words (env, taskset, nice), the memgate, the subcommand, its options. */
-	for (int i = 0; i <= s->bin; i++)
-		argv[argc++] = s->argv[i];
-	argv[argc++] = sub;
-	for (int i = s->bin + 1; i < s->argc; i++)
-		argv[argc++] = s->argv[i];
-	for (int i = 0; i < n_common; i++)
-		argv[argc++] = common[i];
-	for (int i = 0; i < n_extra; i++)
-		argv[argc++] = extra[i];
-	argv[argc] = NULL;
-	spec.out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (spec.out_fd < 0)
-		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
-	ret = proc_start(&p, &spec, err);
-	close(spec.out_fd);
-	if (ret)
-		return ret;
-	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &ab_interrupted);
-	proc_close(&p);
-	*status = p.status;
-	if (ret == -ETIMEDOUT)
-		return mg_err_set(err, ETIMEDOUT, "%s (%s) did not finish `%s` in %.0f s; killed",
-				  s->role, s->spec, sub, timeout_s);
-	if (ret)
-		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
-	return 0;
-}
-
-/* The last line of @path that has text, for messages; "" when none. */
-static void last_line(const char *path, char *buf, size_t len)
-{
-	char *text = text_read_file(path, AB_OUTPUT_MAX), *end, *start;
-
-	buf[0] = '\0';
-	if (!text)
-		return;
-	end = text + strlen(text);
-	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
-		*--end = '\0';
-	start = strrchr(text, '\n');
-	snprintf(buf, len, "%s", start ? start + 1 : text);
-	free(text);
-}
-
-/*
- * Which word of the side is the memgate: the first whose prefix of words, asked
- * `ab-protocol`, answers it (a wrapper such as `env VAR=1`, `taskset -c 1` or `nice` comes
- * before it). Sets @s->bin; false when none answers.
- */
-static bool find_memgate(struct ab_side *s, const char *path)
-{
-	int argc = s->argc, status = 0;
-	struct mg_err ignored;
-	char line[256];
-
-	for (s->bin = 0; s->bin < argc; s->bin++) {
-		s->argc = s->bin + 1; /* the words up to it, no options yet */
-		if (!spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status,
-			   &ignored) &&
-		    WIFEXITED(status) && !WEXITSTATUS(status)) {
-			last_line(path, line, sizeof(line));
-			if (!strcmp(line, AB_PROTOCOL_LINE))
-				break;
-		}
-	}
-	s->argc = argc;
-	if (s->bin < argc)
-		return true;
-	s->bin = 0;
-	return false;
-}
-
-int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
-{
-	char path[600], line[256];
-	int status = 0, ret;
-
-	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
-	find_memgate(s, path);
-	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
-	ret = spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status, err);
-	if (ret)
-		return mg_err_set(err, EPROTO, "%s", err->msg);
-	last_line(path, line, sizeof(line));
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && s->argc > s->bin + 1)
-		return mg_err_set(err, EINVAL, "--%s %s: %s", s->role, s->spec, line);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
-		return mg_err_set(err, EPROTO,
-				  "--%s %s: does not speak the A/B protocol (`%s "
-				  "ab-protocol` said \"%.120s\", exit %d; expected \"%s\"): not a "
-				  "memgate, or one too old for `memgate ab`",
-				  s->role, s->spec, s->argv[0], line,
-				  WIFEXITED(status) ? WEXITSTATUS(status) : -1, AB_PROTOCOL_LINE);
-	return 0;
-}
-
-/* A JSON string's value, "" when it is none. */
-static const char *str_or_empty(const json_t *j)
-{
-	const char *s = json_string_value(j);
-
-	return s ? s : "";
-}
-
-/* One side's cases, from `list --json`. */
-struct listed {
-	json_t *root;
-	size_t n;
-};
-
-static int list_side(struct ab_side *s, const struct ab_opts *o, struct listed *l,
-		     struct mg_err *err)
-{
-	static const char *const extra[] = {"--json"};
-	char path[600], line[256];
-	json_error_t jerr;
-	int status = 0, ret;
-
-	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
-	ret = spawn(s, "list", o->common, o->n_common, extra, 1, path, AB_QUICK_TIMEOUT_S, &status,
-		    err);
-	if (ret)
-		return ret;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		last_line(path, line, sizeof(line));
-		/* Exit 2 is the side refusing its options; anything else is the side failing. */
-		if (WIFSIGNALED(status))
-			return mg_err_set(
-			    err, ECHILD, "--%s %s: `list` was killed by signal %d (%s): %s",
-			    s->role, s->spec, WTERMSIG(status), strsignal(WTERMSIG(status)), line);
-		return mg_err_set(err, WEXITSTATUS(status) == 2 ? EINVAL : ECHILD,
-				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
-				  WEXITSTATUS(status), line);
-	}
-	l->root = json_load_file(path, 0, &jerr);
-	if (!json_is_array(l->root)) {
-		json_decref(l->root);
-		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",
-				  s->role, s->spec, jerr.text);
-	}
-	l->n = json_array_size(l->root);
-	return 0;
-}
-
-/* The listed case of @l whose A/B key is @key, or NULL. */
-static json_t *listed_case(const struct listed *l, const char *key)
-{
-	char buf[256];
-
-	for (size_t i = 0; i < l->n; i++) {
-		json_t *c = json_array_get(l->root, i);
-		const char *name = json_string_value(json_object_get(c, "name"));
-
-		if (name && !strcmp(case_key(name, buf, sizeof(buf)), key))
-			return c;
-	}
-	return NULL;
+	ab_side_stop = sig;
 }
 
 /* A shared perf case: its name on each side, and per metric the round figures. */
@@ -305,36 +75,6 @@ static double cut_bound(struct ab_case *c)
 	return c->cut_ms;
 }
 
-/*
- * `memgate run` of side @s with @extra, its output into @log, and how it ended: a side that
- * hangs, dies or exits past @max_exit is its failure @doing (-ECANCELED, saying so with @log's
- * last line), not the harness's. Returns 0 with the exit status in @code, or -errno.
- */
-static int side_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
-		    int n_extra, const char *log, double timeout_s, int max_exit, const char *doing,
-		    int *code, struct mg_err *err)
-{
-	char line[256];
-	int status = 0;
-	int ret =
-	    spawn(s, "run", o->common, o->n_common, extra, n_extra, log, timeout_s, &status, err);
-
-	if (ret == -ETIMEDOUT) {
-		err->code = ECANCELED;
-		return -ECANCELED;
-	}
-	if (ret)
-		return ret;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) > max_exit) {
-		last_line(log, line, sizeof(line));
-		return mg_err_set(err, ECANCELED, "%s (%s) failed %s (%s %d): %s", s->role, s->spec,
-				  doing, WIFEXITED(status) ? "exit" : "signal",
-				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
-	}
-	*code = WEXITSTATUS(status);
-	return 0;
-}
-
 /* Run one round of @c on side @s; its figures go to the metrics as side @is_head. */
 static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case *c, bool is_head,
 		     unsigned int round, struct mg_err *err)
@@ -372,8 +112,8 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 	unlink(path);
 	/* A side that hangs or dies on a case is that case's ERROR, not the harness's. */
 	snprintf(doing, sizeof(doing), "on %s", extra[1]);
-	ret = side_run(s, o, extra, n_extra, log, o->timeout_s + AB_SIDE_MARGIN_S, 1, doing, &code,
-		       err);
+	ret = ab_side_run(s, o, extra, n_extra, log, o->timeout_s + AB_SIDE_MARGIN_S, 1, doing,
+			  &code, err);
 	if (ret)
 		return ret;
 	ret = hist_load(&r, path, err);
@@ -405,7 +145,7 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 }
 
 /* One side of a round run in a thread of its own. */
-struct side_run {
+struct ab_side_run {
 	struct ab_side *s;
 	const struct ab_opts *o;
 	struct ab_case *c;
@@ -417,7 +157,7 @@ struct side_run {
 
 static void *side_thread(void *arg)
 {
-	struct side_run *sr = arg;
+	struct ab_side_run *sr = arg;
 
 	sr->ret = run_round(sr->s, sr->o, sr->c, sr->is_head, sr->round, &sr->err);
 	return NULL;
@@ -430,7 +170,7 @@ static void *side_thread(void *arg)
 static int round_together(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 			  struct ab_case *c, unsigned int round, struct mg_err *err)
 {
-	struct side_run sr = {.s = head, .o = o, .c = c, .is_head = true, .round = round};
+	struct ab_side_run sr = {.s = head, .o = o, .c = c, .is_head = true, .round = round};
 	pthread_t t;
 	int ret;
 
@@ -489,8 +229,8 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 	snprintf(c->key, sizeof(c->key), "%s", key);
 	c->base_name = json_string_value(json_object_get(bc, "name"));
 	c->head_name = json_string_value(json_object_get(hc, "name"));
-	c->simulated = !strcmp(str_or_empty(json_object_get(hc, "counter")), "simulated") &&
-		       !strcmp(str_or_empty(json_object_get(bc, "counter")), "simulated");
+	c->simulated = !strcmp(ab_side_string(json_object_get(hc, "counter")), "simulated") &&
+		       !strcmp(ab_side_string(json_object_get(bc, "counter")), "simulated");
 	/* Head's choice (a sample that is a whole boot): both sides run the same count. */
 	c->samples = (unsigned int)json_integer_value(json_object_get(hc, "ab_samples"));
 	c->suite = json_string_value(json_object_get(hc, "suite"));
@@ -506,7 +246,7 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 			 json_string_value(json_object_get(jm, "name")));
 		snprintf(m->unit, sizeof(m->unit), "%s",
 			 json_string_value(json_object_get(jm, "unit")));
-		m->better = strcmp(str_or_empty(json_object_get(jm, "better")), "higher")
+		m->better = strcmp(ab_side_string(json_object_get(jm, "better")), "higher")
 				? LOWER_IS_BETTER
 				: HIGHER_IS_BETTER;
 		m->base = calloc(rounds + 1, sizeof(*m->base));
@@ -672,18 +412,7 @@ static void extra_add(struct ab_outcome *out, const char *suite, const char *gro
 }
 
 /* Head's checks, run once, as results of their own suites. */
-/* How many cases of @l are of @kind ("check", "perf"). */
-static size_t listed_kind(const struct listed *l, const char *kind)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < l->n; i++)
-		n += !strcmp(str_or_empty(json_object_get(json_array_get(l->root, i), "kind")),
-			     kind);
-	return n;
-}
-
-static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct listed *lh,
+static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct ab_side_list *lh,
 		       struct hist_run *checks, struct mg_err *err)
 {
 	char path[600], log[600], line[256], t[32];
@@ -695,16 +424,16 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, const stru
 	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
 	memset(checks, 0, sizeof(*checks));
 	/* Head lists no check in the selection: none to run (its exit 2 would say the same). */
-	if (!listed_kind(lh, "check"))
+	if (!ab_side_count(lh, "check"))
 		return 0;
 	/* Head dying on its checks is a result of head (an ERROR), not the harness failing. */
-	ret = side_run(head, o, extra, (int)ARRAY_SIZE(extra), log, o->timeout_s * 4, 2,
-		       "running its checks", &code, err);
+	ret = ab_side_run(head, o, extra, (int)ARRAY_SIZE(extra), log, o->timeout_s * 4, 2,
+			  "running its checks", &code, err);
 	if (ret)
 		return ret;
 	/* Head listed checks: an exit 2 is head refusing what it was asked, not "none matched". */
 	if (code == 2) {
-		last_line(log, line, sizeof(line));
+		ab_side_last_line(log, line, sizeof(line));
 		return mg_err_set(err, ECANCELED,
 				  "head (%s) refused to run its checks (exit 2): %s", head->spec,
 				  line);
@@ -715,26 +444,27 @@ static int head_checks(struct ab_side *head, const struct ab_opts *o, const stru
 }
 
 /* Every perf case of @a whose key @b lacks: a SKIP saying which side has it. */
-static void one_sided(const struct listed *a, const struct listed *b, const char *why,
+static void one_sided(const struct ab_side_list *a, const struct ab_side_list *b, const char *why,
 		      struct ab_outcome *out)
 {
 	char key[256];
 
 	for (size_t i = 0; i < a->n; i++) {
 		json_t *c = json_array_get(a->root, i);
-		const char *name = str_or_empty(json_object_get(c, "name"));
+		const char *name = ab_side_string(json_object_get(c, "name"));
 
-		if (strcmp(str_or_empty(json_object_get(c, "kind")), "perf") ||
-		    listed_case(b, case_key(name, key, sizeof(key))))
+		if (strcmp(ab_side_string(json_object_get(c, "kind")), "perf") ||
+		    ab_side_listed(b, case_key(name, key, sizeof(key))))
 			continue;
-		extra_add(out, "ab", str_or_empty(json_object_get(c, "suite")), in_suite(key),
+		extra_add(out, "ab", ab_side_string(json_object_get(c, "suite")), in_suite(key),
 			  OUTCOME_SKIP, why, 0);
 	}
 }
 
 /* The shared perf cases worth running (some metric gated); the others are SKIPs. */
-static int shared_cases(const struct listed *lb, const struct listed *lh, const struct ab_opts *o,
-			struct ab_case **cases, size_t *n, struct ab_outcome *out)
+static int shared_cases(const struct ab_side_list *lb, const struct ab_side_list *lh,
+			const struct ab_opts *o, struct ab_case **cases, size_t *n,
+			struct ab_outcome *out)
 {
 	unsigned int rounds = o->rounds + o->confirm_rounds;
 	char key[256];
@@ -747,10 +477,10 @@ static int shared_cases(const struct listed *lb, const struct listed *lh, const 
 		json_t *hc = json_array_get(lh->root, i), *bc;
 		struct ab_case *c = &(*cases)[*n];
 
-		if (strcmp(str_or_empty(json_object_get(hc, "kind")), "perf"))
+		if (strcmp(ab_side_string(json_object_get(hc, "kind")), "perf"))
 			continue;
-		case_key(str_or_empty(json_object_get(hc, "name")), key, sizeof(key));
-		bc = listed_case(lb, key);
+		case_key(ab_side_string(json_object_get(hc, "name")), key, sizeof(key));
+		bc = ab_side_listed(lb, key);
 		if (!bc)
 			continue; /* one_sided() reports it */
 		if (case_make(bc, hc, key, rounds, o->rules, c)) {
@@ -855,18 +585,18 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 {
 	struct ab_opts local = *opts, *o = &local;
 	struct proc_saved_signals saved;
-	struct listed lb = {0}, lh = {0};
+	struct ab_side_list lb = {0}, lh = {0};
 	struct hist_run checks = {0};
 	struct ab_case *cases = NULL;
 	size_t n_cases = 0;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ab_interrupted = 0;
+	ab_side_stop = 0;
 	proc_catch_stops(on_signal, &saved);
-	ret = list_side(base, o, &lb, err);
+	ret = ab_side_list(base, o, &lb, err);
 	if (!ret)
-		ret = list_side(head, o, &lh, err);
+		ret = ab_side_list(head, o, &lh, err);
 	if (!ret)
 		ret = head_checks(head, o, &lh, &checks, err);
 	if ((!ret || ret == -ECANCELED) &&
@@ -886,8 +616,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 							: OUTCOME_ERROR,
 			  c->message, c->time_s);
 	}
-	out->perf_listed[0] = listed_kind(&lb, "perf");
-	out->perf_listed[1] = listed_kind(&lh, "perf");
+	out->perf_listed[0] = ab_side_count(&lb, "perf");
+	out->perf_listed[1] = ab_side_count(&lh, "perf");
 	if (!ret) {
 		one_sided(&lh, &lb, "added in head: base does not have this case", out);
 		one_sided(&lb, &lh, "removed in head: head does not have this case", out);
@@ -912,7 +642,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	for (size_t i = 0; !ret && i < n_cases; i++)
 		ret = run_case(base, head, o, &cases[i], out, err);
 	if (ret == -EINTR)
-		out->interrupted = ab_interrupted;
+		out->interrupted = ab_side_stop;
 	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
 		ret = mg_err_set(err, ENOMEM, "out of memory judging");
 	/* Names in the extras point into the lists and the checks: keep them until release. */

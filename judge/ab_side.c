@@ -1,0 +1,276 @@
+/* ab_side.c - a side of `memgate ab`: its command split as a shell would, the memgate among its
+ * words found, and each of its `ab-protocol`, `list` and `run` children started, watched to
+ * its deadline (or ab's stop signal) and read back. */
+#include "judge/ab_side.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wordexp.h>
+
+#include "judge/history.h"
+#include "util/proc.h"
+#include "util/text.h"
+#include "util/util.h"
+
+volatile sig_atomic_t ab_side_stop;
+
+/* What a side prints for `list --json` or `ab-protocol`, read back at most. */
+#define AB_OUTPUT_MAX (8u << 20)
+
+/* A side's `list` or `ab-protocol` must answer within this. */
+#define AB_QUICK_TIMEOUT_S 60
+
+/* What wordexp() said, for a person. */
+static const char *wordexp_error(int ret)
+{
+	return ret == WRDE_CMDSUB    ? "a command substitution ($(...) or `...`): not run"
+	       : ret == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
+	       : ret == WRDE_SYNTAX  ? "a quote or a brace left open"
+	       : ret == WRDE_NOSPACE ? "out of memory"
+				     : "a word that cannot be expanded";
+}
+
+int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
+{
+	wordexp_t we;
+	size_t used = 0;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->role = role;
+	if (strlen(spec) >= sizeof(s->spec))
+		return mg_err_set(err, EINVAL, "--%s: longer than %zu bytes", role,
+				  sizeof(s->spec) - 1);
+	snprintf(s->spec, sizeof(s->spec), "%s", spec);
+	/* The words of a POSIX shell: quotes and variables, never a command substitution. */
+	ret = wordexp(spec, &we, WRDE_NOCMD);
+	if (ret)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", role, spec, wordexp_error(ret));
+	for (size_t i = 0; i < we.we_wordc && !ret; i++) {
+		size_t len = strlen(we.we_wordv[i]) + 1;
+
+		if (s->argc == AB_MAX_ARGS - 1 || used + len > sizeof(s->words)) {
+			ret = mg_err_set(err, EINVAL, "--%s: more than %d words or %zu bytes", role,
+					 AB_MAX_ARGS - 2, sizeof(s->words));
+			break;
+		}
+		memcpy(s->words + used, we.we_wordv[i], len);
+		s->argv[s->argc++] = s->words + used;
+		used += len;
+	}
+	wordfree(&we);
+	if (!ret && !s->argc)
+		ret =
+		    mg_err_set(err, EINVAL, "--%s: expected 'BINARY [OPTIONS]', got nothing", role);
+	return ret;
+}
+
+/*
+ * Run `SIDE SUB [side options] [@common] [@extra]` with stdout and stderr into @out_path.
+ * Returns 0 with @status, or -errno (-ETIMEDOUT, -EINTR) with @err.
+ */
+static int ab_side_spawn(const struct ab_side *s, const char *sub, const char *const *common,
+			 int n_common, const char *const *extra, int n_extra, const char *out_path,
+			 double timeout_s, int *status, struct mg_err *err)
+{
+	const char *argv[2 * AB_MAX_ARGS + 64];
+	struct proc_spec spec = {.argv = argv, .out = PROC_FD, .err = PROC_TO_ERR};
+	struct proc p;
+	int argc = 0, ret;
+
+	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
+		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
+	/* Wrapper words (env, taskset, nice), the memgate, the subcommand, its options. */
+	for (int i = 0; i <= s->bin; i++)
+		argv[argc++] = s->argv[i];
+	argv[argc++] = sub;
+	for (int i = s->bin + 1; i < s->argc; i++)
+		argv[argc++] = s->argv[i];
+	for (int i = 0; i < n_common; i++)
+		argv[argc++] = common[i];
+	for (int i = 0; i < n_extra; i++)
+		argv[argc++] = extra[i];
+	argv[argc] = NULL;
+	spec.out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (spec.out_fd < 0)
+		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
+	ret = proc_start(&p, &spec, err);
+	close(spec.out_fd);
+	if (ret)
+		return ret;
+	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &ab_side_stop);
+	proc_close(&p);
+	*status = p.status;
+	if (ret == -ETIMEDOUT)
+		return mg_err_set(err, ETIMEDOUT, "%s (%s) did not finish `%s` in %.0f s; killed",
+				  s->role, s->spec, sub, timeout_s);
+	if (ret)
+		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
+	return 0;
+}
+
+void ab_side_last_line(const char *path, char *buf, size_t len)
+{
+	char *text = text_read_file(path, AB_OUTPUT_MAX), *end, *start;
+
+	buf[0] = '\0';
+	if (!text)
+		return;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == '\n' || end[-1] == ' '))
+		*--end = '\0';
+	start = strrchr(text, '\n');
+	snprintf(buf, len, "%s", start ? start + 1 : text);
+	free(text);
+}
+
+/*
+ * Which word of the side is the memgate: the first whose prefix of words, asked
+ * `ab-protocol`, answers it (a wrapper such as `env VAR=1`, `taskset -c 1` or `nice` comes
+ * before it). Sets @s->bin; false when none answers.
+ */
+static bool find_memgate(struct ab_side *s, const char *path)
+{
+	int argc = s->argc, status = 0;
+	struct mg_err ignored;
+	char line[256];
+
+	for (s->bin = 0; s->bin < argc; s->bin++) {
+		s->argc = s->bin + 1; /* the words up to it, no options yet */
+		if (!ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S,
+				   &status, &ignored) &&
+		    WIFEXITED(status) && !WEXITSTATUS(status)) {
+			ab_side_last_line(path, line, sizeof(line));
+			if (!strcmp(line, AB_PROTOCOL_LINE))
+				break;
+		}
+	}
+	s->argc = argc;
+	if (s->bin < argc)
+		return true;
+	s->bin = 0;
+	return false;
+}
+
+int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
+{
+	char path[600], line[256];
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
+	find_memgate(s, path);
+	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
+	ret = ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status,
+			    err);
+	if (ret)
+		return mg_err_set(err, EPROTO, "%s", err->msg);
+	ab_side_last_line(path, line, sizeof(line));
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && s->argc > s->bin + 1)
+		return mg_err_set(err, EINVAL, "--%s %s: %s", s->role, s->spec, line);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
+		return mg_err_set(err, EPROTO,
+				  "--%s %s: does not speak the A/B protocol (`%s "
+				  "ab-protocol` said \"%.120s\", exit %d; expected \"%s\"): not a "
+				  "memgate, or one too old for `memgate ab`",
+				  s->role, s->spec, s->argv[0], line,
+				  WIFEXITED(status) ? WEXITSTATUS(status) : -1, AB_PROTOCOL_LINE);
+	return 0;
+}
+
+const char *ab_side_string(const json_t *j)
+{
+	const char *s = json_string_value(j);
+
+	return s ? s : "";
+}
+
+int ab_side_list(struct ab_side *s, const struct ab_opts *o, struct ab_side_list *l,
+		 struct mg_err *err)
+{
+	static const char *const extra[] = {"--json"};
+	char path[600], line[256];
+	json_error_t jerr;
+	int status = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
+	ret = ab_side_spawn(s, "list", o->common, o->n_common, extra, 1, path, AB_QUICK_TIMEOUT_S,
+			    &status, err);
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		ab_side_last_line(path, line, sizeof(line));
+		/* Exit 2 is the side refusing its options; anything else is the side failing. */
+		if (WIFSIGNALED(status))
+			return mg_err_set(
+			    err, ECHILD, "--%s %s: `list` was killed by signal %d (%s): %s",
+			    s->role, s->spec, WTERMSIG(status), strsignal(WTERMSIG(status)), line);
+		return mg_err_set(err, WEXITSTATUS(status) == 2 ? EINVAL : ECHILD,
+				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
+				  WEXITSTATUS(status), line);
+	}
+	l->root = json_load_file(path, 0, &jerr);
+	if (!json_is_array(l->root)) {
+		json_decref(l->root);
+		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",
+				  s->role, s->spec, jerr.text);
+	}
+	l->n = json_array_size(l->root);
+	return 0;
+}
+
+json_t *ab_side_listed(const struct ab_side_list *l, const char *key)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < l->n; i++) {
+		json_t *c = json_array_get(l->root, i);
+		const char *name = json_string_value(json_object_get(c, "name"));
+
+		if (name && !strcmp(case_key(name, buf, sizeof(buf)), key))
+			return c;
+	}
+	return NULL;
+}
+
+int ab_side_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
+		int n_extra, const char *log, double timeout_s, int max_exit, const char *doing,
+		int *code, struct mg_err *err)
+{
+	char line[256];
+	int status = 0;
+	int ret = ab_side_spawn(s, "run", o->common, o->n_common, extra, n_extra, log, timeout_s,
+				&status, err);
+
+	if (ret == -ETIMEDOUT) {
+		err->code = ECANCELED;
+		return -ECANCELED;
+	}
+	if (ret)
+		return ret;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > max_exit) {
+		ab_side_last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED, "%s (%s) failed %s (%s %d): %s", s->role, s->spec,
+				  doing, WIFEXITED(status) ? "exit" : "signal",
+				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), line);
+	}
+	*code = WEXITSTATUS(status);
+	return 0;
+}
+
+size_t ab_side_count(const struct ab_side_list *l, const char *kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		n += !strcmp(ab_side_string(json_object_get(json_array_get(l->root, i), "kind")),
+			     kind);
+	return n;
+}
