@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "impl/dispatch.h"
-#include "impl/guest.h"
+#include "impl/kvm_guest.h"
 #include "hw/measure.h"
 #include "util/stats.h"
 #include "util/util.h"
@@ -33,7 +33,7 @@
  *   nodes, so each one allocates tens of KiB and writes whole pages. Old maps and
  *   dispatches are freed with call_rcu.
  * - 17 config-space accesses a disk (firmware 7, kernel 10: see firmware_accesses), each a
- *   real KVM exit of impl/guest.c's guest, so the big lock is free while the vCPU is in
+ *   real KVM exit of impl/kvm_guest.c's guest, so the big lock is free while the vCPU is in
  *   the guest, as it is in QEMU between two exits.
  */
 #define RAM_RANGES 4
@@ -77,7 +77,7 @@ struct machine {
 	unsigned int node_hint;	     /* QEMU's alloc_hint: the largest node array so far */
 	uint64_t commits;
 	int64_t lock_wait_ns;
-	struct guest *guest; /* the vCPU the main thread runs; NULL: no exits */
+	struct kvm_guest *guest; /* the vCPU the main thread runs; NULL: no exits */
 	uint64_t accesses;
 	int boot_done;
 	uint64_t seed, lookups, bad;
@@ -213,7 +213,7 @@ static int config_access(struct machine *m, struct disk *d, enum access a, struc
 	int64_t t0;
 	int ret = 0;
 
-	if (m->guest && (ret = guest_exit(m->guest, err)))
+	if (m->guest && (ret = kvm_guest_exit(m->guest, err)))
 		return ret;
 	t0 = util_now_ns();
 	pthread_mutex_lock(&m->big_lock);
@@ -355,7 +355,7 @@ static void teardown(struct machine *m)
 	free(m->dispatch);
 	free(m->disks);
 	if (m->guest)
-		guest_close(m->guest);
+		kvm_guest_close(m->guest);
 }
 
 int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, struct mg_err *err)
@@ -366,7 +366,7 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 			    .node_hint = DISPATCH_NODE_HINT};
 	struct timespec pause = {RCU_BOOT_IDLE_PAUSE_MS / 1000,
 				 (RCU_BOOT_IDLE_PAUSE_MS % 1000) * 1000000L};
-	struct guest guest;
+	struct kvm_guest guest;
 	struct rusage ru0, ru1;
 	pthread_t reader;
 	int64_t t0;
@@ -374,10 +374,10 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 
 	memset(r, 0, sizeof(*r));
 	if (p->guest && p->modelled_exit_ns) {
-		guest_open_modelled(&guest, p->modelled_exit_ns);
+		kvm_guest_open_modelled(&guest, p->modelled_exit_ns);
 		m.guest = &guest;
 	} else if (p->guest) {
-		ret = guest_open(&guest, err);
+		ret = kvm_guest_open(&guest, err);
 		if (ret)
 			return ret;
 		m.guest = &guest;

@@ -13,12 +13,12 @@ struct rcu_boot_params {
 	unsigned int disks;
 	enum rcu_trim trim;
 	uint64_t seed; /* the reader's addresses */
-	/* Each config-space access is a real KVM exit of a guest (impl/guest.h) the main thread
+	/* Each config-space access is a real KVM exit of a guest (impl/kvm_guest.h) the main thread
 	 * runs. Without it the accesses follow each other with no guest time between them,
 	 * and the call_rcu thread may not get the big lock for the whole boot. */
 	bool guest;
 	/* With @guest: 0 for a real KVM guest, else a modelled one whose exits take this long
-	 * (guest_open_modelled()). */
+	 * (kvm_guest_open_modelled()). */
 	uint64_t modelled_exit_ns;
 };
 

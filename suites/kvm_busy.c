@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "hw/tsc.h"
-#include "impl/guest.h"
+#include "impl/kvm_guest.h"
 #include "run/sampling.h"
 #include "suites/kvm_vm.h"
 #include "util/stats.h"
@@ -41,7 +41,7 @@ static const uint8_t busy_code[] = {0xb8, 0x00, 0x10, 0x8e, 0xd8, 0x31, 0xdb, 0x
 #define IDLE_WINDOW_NS 50000000
 
 struct busy_guest {
-	struct guest kvm; /* impl/guest.c's, shaped as busy_shape() says */
+	struct kvm_guest kvm; /* impl/kvm_guest.c's, shaped as busy_shape() says */
 	pthread_t thread;
 	atomic_bool stop;
 	int cpu; /* the PU the vCPU thread is bound to, -1: any */
@@ -181,14 +181,14 @@ static int busy_sample(void *arg, unsigned int arm, unsigned int round, bool mea
 /* The guest's memory at gpa 0 (slot BUSY_SLOTS, past the ones that come and go), its vCPU. */
 static int busy_open(struct busy_case *bc, struct mg_err *err)
 {
-	const struct guest_shape shape = {.code = busy_code,
-					  .code_len = sizeof(busy_code),
-					  .mem_bytes = GUEST_BYTES,
-					  .shared = true,
-					  .slot = BUSY_SLOTS,
-					  .vm = bc->vm.fd};
+	const struct kvm_guest_shape shape = {.code = busy_code,
+					      .code_len = sizeof(busy_code),
+					      .mem_bytes = GUEST_BYTES,
+					      .shared = true,
+					      .slot = BUSY_SLOTS,
+					      .vm = bc->vm.fd};
 
-	return guest_open_shaped(&bc->g.kvm, &shape, err);
+	return kvm_guest_open_shaped(&bc->g.kvm, &shape, err);
 }
 
 static void busy_stop(struct busy_guest *g)
@@ -255,7 +255,7 @@ void kvm_busy_run(struct case_ctx *ctx)
 	if (bc->g.error)
 		vcpu_failed(ctx, &bc->g);
 out:
-	guest_close(&bc->g.kvm);
+	kvm_guest_close(&bc->g.kvm);
 	if (bc->vm.kvm > 0)
 		kvm_vm_close(&bc->vm);
 	free(bc);

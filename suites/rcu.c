@@ -12,7 +12,7 @@
 #include "judge/gate.h"
 #include "run/sampling.h"
 #include "hw/counter.h"
-#include "impl/guest.h"
+#include "impl/kvm_guest.h"
 #include "impl/rcu_boot.h"
 #include "suites/suites.h"
 
@@ -153,7 +153,7 @@ static int boot_sample(void *arg, unsigned int arm, unsigned int round, bool mea
 
 /*
  * The vCPU behind the accesses: KVM's where /dev/kvm is usable (or asked for with --guest kvm),
- * else modelled (impl/guest.h), so that the 60-disk gates run on every agent. Both are said,
+ * else modelled (impl/kvm_guest.h), so that the 60-disk gates run on every agent. Both are said,
  * as a property and, where KVM is missing, as a WARN. Returns false when the case SKIPs.
  */
 static bool choose_guest(struct case_ctx *ctx, struct boot_case *bc)

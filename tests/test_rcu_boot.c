@@ -9,7 +9,7 @@
 
 #include "impl/rcu_boot.h"
 #include "impl/dispatch.h"
-#include "impl/guest.h"
+#include "impl/kvm_guest.h"
 #include "util/stats.h"
 #include "util/util.h"
 
@@ -113,31 +113,31 @@ static bool have_kvm(void)
 	return fd >= 0;
 }
 
-/* Every guest_exit() is one KVM_EXIT_IO of the guest's port write. */
+/* Every kvm_guest_exit() is one KVM_EXIT_IO of the guest's port write. */
 static void test_guest_exits(void **state)
 {
-	struct guest g;
+	struct kvm_guest g;
 	struct mg_err err;
 
 	(void)state;
 	if (!have_kvm())
 		skip_because("/dev/kvm: %s", strerror(errno));
-	assert_int_equal(guest_open(&g, &err), 0);
+	assert_int_equal(kvm_guest_open(&g, &err), 0);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(guest_exit(&g, &err), 0);
+		assert_int_equal(kvm_guest_exit(&g, &err), 0);
 	assert_int_equal(g.exits, 100);
-	guest_close(&g);
+	kvm_guest_close(&g);
 }
 
-/* Without /dev/kvm guest_open() says so, and leaves nothing open. */
-/* Without /dev/kvm: guest_open fails saying which file; 0 when it did. */
+/* Without /dev/kvm kvm_guest_open() says so, and leaves nothing open. */
+/* Without /dev/kvm: kvm_guest_open fails saying which file; 0 when it did. */
 static int open_without_kvm(void *arg)
 {
-	struct guest g;
+	struct kvm_guest g;
 	struct mg_err err;
 
 	(void)arg;
-	if (guest_open(&g, &err) >= 0)
+	if (kvm_guest_open(&g, &err) >= 0)
 		return 1;
 	if (!strstr(err.msg, "/dev/kvm"))
 		return 2;
@@ -221,16 +221,16 @@ static void test_boot_modelled_guest(void **state)
 /* A modelled guest opens anywhere and closes without touching a descriptor. */
 static void test_guest_modelled(void **state)
 {
-	struct guest g;
+	struct kvm_guest g;
 	struct mg_err err;
 
 	(void)state;
-	guest_open_modelled(&g, 1000);
+	kvm_guest_open_modelled(&g, 1000);
 	for (int i = 0; i < 10; i++)
-		assert_int_equal(guest_exit(&g, &err), 0);
+		assert_int_equal(kvm_guest_exit(&g, &err), 0);
 	assert_int_equal(g.exits, 10);
 	assert_true(g.exit_ns_total >= 10 * 1000);
-	guest_close(&g);
+	kvm_guest_close(&g);
 	assert_int_equal(g.kvm, -1);
 }
 

@@ -1,5 +1,5 @@
-/* guest.c - a real-mode KVM guest: by default one page writing a port in a loop. */
-#include "impl/guest.h"
+/* kvm_guest.c - a real-mode KVM guest: by default one page writing a port in a loop. */
+#include "impl/kvm_guest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,15 +17,15 @@
 /* out %al, $0xcf ; jmp back to it */
 static const uint8_t guest_code[] = {0xe6, CONFIG_PORT, 0xeb, 0xfc};
 
-static int fail(struct guest *g, struct mg_err *err, const char *what)
+static int fail(struct kvm_guest *g, struct mg_err *err, const char *what)
 {
 	int e = errno;
 
-	guest_close(g);
+	kvm_guest_close(g);
 	return mg_err_set(err, e, "%s: %s", what, strerror(e));
 }
 
-int guest_open_shaped(struct guest *g, const struct guest_shape *s, struct mg_err *err)
+int kvm_guest_open_shaped(struct kvm_guest *g, const struct kvm_guest_shape *s, struct mg_err *err)
 {
 	struct kvm_userspace_memory_region region = {
 	    .slot = s->slot, .guest_phys_addr = 0, .memory_size = s->mem_bytes};
@@ -73,15 +73,15 @@ int guest_open_shaped(struct guest *g, const struct guest_shape *s, struct mg_er
 	return 0;
 }
 
-int guest_open(struct guest *g, struct mg_err *err)
+int kvm_guest_open(struct kvm_guest *g, struct mg_err *err)
 {
-	const struct guest_shape one_page = {
+	const struct kvm_guest_shape one_page = {
 	    .code = guest_code, .code_len = sizeof(guest_code), .mem_bytes = GUEST_PAGE, .vm = -1};
 
-	return guest_open_shaped(g, &one_page, err);
+	return kvm_guest_open_shaped(g, &one_page, err);
 }
 
-void guest_open_modelled(struct guest *g, uint64_t exit_ns)
+void kvm_guest_open_modelled(struct kvm_guest *g, uint64_t exit_ns)
 {
 	memset(g, 0, sizeof(*g));
 	g->kvm = g->vm = g->vcpu = -1;
@@ -89,13 +89,13 @@ void guest_open_modelled(struct guest *g, uint64_t exit_ns)
 }
 
 /* The modelled round trip: the thread is busy, as a vCPU in the guest is, not asleep. */
-static void modelled_exit(struct guest *g, int64_t t0)
+static void modelled_exit(struct kvm_guest *g, int64_t t0)
 {
 	while (util_now_ns() - t0 < (int64_t)g->model_exit_ns)
 		__builtin_ia32_pause();
 }
 
-int guest_exit(struct guest *g, struct mg_err *err)
+int kvm_guest_exit(struct kvm_guest *g, struct mg_err *err)
 {
 	struct kvm_run *run = g->run;
 	int64_t t0 = util_now_ns();
@@ -124,7 +124,7 @@ int guest_exit(struct guest *g, struct mg_err *err)
 	}
 }
 
-void guest_close(struct guest *g)
+void kvm_guest_close(struct kvm_guest *g)
 {
 	if (g->run && g->run != MAP_FAILED)
 		munmap(g->run, (size_t)g->run_size);

@@ -1,6 +1,6 @@
-/* guest.h - a real KVM guest whose every instruction pair is a port write: one exit a call. */
-#ifndef MG_IMPL_GUEST_H
-#define MG_IMPL_GUEST_H
+/* kvm_guest.h - a real KVM guest whose every instruction pair is a port write: one exit a call. */
+#ifndef MG_IMPL_KVM_GUEST_H
+#define MG_IMPL_KVM_GUEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,30 +28,30 @@
  */
 #define GUEST_MODEL_EXIT_NS 2000
 
-struct guest {
+struct kvm_guest {
 	int kvm, vm, vcpu;
-	bool own_vm; /* vm was made for it (guest_close() closes it) */
+	bool own_vm; /* vm was made for it (kvm_guest_close() closes it) */
 	void *mem;   /* the guest's memory, at guest physical 0 */
 	size_t mem_bytes;
 	void *run; /* struct kvm_run, mmapped */
 	long run_size;
 	uint64_t exits;
 	uint64_t model_exit_ns; /* 0: a real KVM guest; else each exit is modelled, this long */
-	int64_t exit_ns_total;	/* wall time spent in guest_exit(): the exits' round trips */
+	int64_t exit_ns_total;	/* wall time spent in kvm_guest_exit(): the exits' round trips */
 };
 
 /**
- * guest_open() - create the VM and its vCPU. Returns 0, or -errno with @err: -ENOENT or
+ * kvm_guest_open() - create the VM and its vCPU. Returns 0, or -errno with @err: -ENOENT or
  * -EACCES when /dev/kvm is missing or not ours (callers run without a guest then).
  */
-int guest_open(struct guest *g, struct mg_err *err);
+int kvm_guest_open(struct kvm_guest *g, struct mg_err *err);
 
 /*
  * Another guest on the same scaffold: 16-bit real mode at 0:0,  at guest physical 0 in
  *  of memory in memslot , one vCPU; in the VM  (another user's, which keeps
  * it) or, when  is -1, in a VM of its own.
  */
-struct guest_shape {
+struct kvm_guest_shape {
 	const void *code;
 	size_t code_len;
 	size_t mem_bytes;
@@ -60,19 +60,19 @@ struct guest_shape {
 	int vm;
 };
 
-/** guest_open_shaped() - guest_open() of  guest. The same returns. */
-int guest_open_shaped(struct guest *g, const struct guest_shape *s, struct mg_err *err);
+/** kvm_guest_open_shaped() - kvm_guest_open() of  guest. The same returns. */
+int kvm_guest_open_shaped(struct kvm_guest *g, const struct kvm_guest_shape *s, struct mg_err *err);
 
 /**
- * guest_open_modelled() - a guest without KVM whose every exit takes @exit_ns of the calling
+ * kvm_guest_open_modelled() - a guest without KVM whose every exit takes @exit_ns of the calling
  * thread's time (see GUEST_MODEL_EXIT_NS). Never fails.
  */
-void guest_open_modelled(struct guest *g, uint64_t exit_ns);
+void kvm_guest_open_modelled(struct kvm_guest *g, uint64_t exit_ns);
 
-/** guest_exit() - run the vCPU until its next port write. Returns 0 or -errno with @err. */
-int guest_exit(struct guest *g, struct mg_err *err);
+/** kvm_guest_exit() - run the vCPU until its next port write. Returns 0 or -errno with @err. */
+int kvm_guest_exit(struct kvm_guest *g, struct mg_err *err);
 
-/** guest_close() - tear down what guest_open() made; a zeroed @g is fine. */
-void guest_close(struct guest *g);
+/** kvm_guest_close() - tear down what kvm_guest_open() made; a zeroed @g is fine. */
+void kvm_guest_close(struct kvm_guest *g);
 
 #endif
