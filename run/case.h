@@ -65,6 +65,14 @@ struct case_ctx;
 struct case_result;
 struct run_opts;
 
+/*
+ * A case's parameter matrix, built from the host: fills at most @max sets of @out and returns
+ * how many. A suite declares its expanders with it (case_expand_fn NAME;), so that each
+ * definition is checked against this one signature.
+ */
+typedef unsigned int case_expand_fn(const struct hw_info *hw, const struct run_opts *opts,
+				    struct case_params *out, unsigned int max);
+
 struct case_def {
 	const char *name;
 	/* the JUnit classname is memgate.SUITE.GROUP; NULL: the kind's, "check" or "perf" */
@@ -84,12 +92,8 @@ struct case_def {
 	/* A metric whose sample the case can stop at a bound (run --cut METRIC=VALUE), counting it
 	 * at the bound; ab gives head's side the rules' cut x base's median (NULL: none). */
 	const char *cut_metric;
-	/*
-	 * The parameter matrix, built from the host: fills at most @max sets and returns how
-	 * many. NULL means one instance without parameters.
-	 */
-	unsigned int (*expand)(const struct hw_info *hw, const struct run_opts *opts,
-			       struct case_params *out, unsigned int max);
+	/* The parameter matrix (NULL: one instance without parameters). */
+	case_expand_fn *expand;
 	/* Runs in a forked child; reports through the case_*() calls below. */
 	void (*run)(struct case_ctx *ctx);
 };

@@ -26,8 +26,7 @@ enum {
 extern const struct metric_def qemu_boot_metrics[QB_METRICS];
 
 /** qemu_boot_expand() - disks=1 and 60, 200 with --long. */
-unsigned int qemu_boot_expand(const struct hw_info *hw, const struct run_opts *opts,
-			      struct case_params *out, unsigned int max);
+case_expand_fn qemu_boot_expand;
 
 /* The boot cases' table: boot time, disks and QEMU's heap per round. */
 extern const struct summary_table qemu_boot_table;

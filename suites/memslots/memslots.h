@@ -25,12 +25,9 @@ enum memslots_order memslots_case_param_order(struct case_ctx *ctx);
 unsigned int memslots_case_param_uint(struct case_ctx *ctx, const char *name);
 
 /* Checks (equivalence.c, regression.c). */
-unsigned int memslots_case_expand_capacity_order(const struct hw_info *hw,
-						 const struct run_opts *opts,
-						 struct case_params *out, unsigned int max);
+case_expand_fn memslots_case_expand_capacity_order;
 void memslots_case_check_equivalence(struct case_ctx *ctx);
-unsigned int memslots_case_expand_regressions(const struct hw_info *hw, const struct run_opts *opts,
-					      struct case_params *out, unsigned int max);
+case_expand_fn memslots_case_expand_regressions;
 void memslots_case_check_regression(struct case_ctx *ctx);
 
 /* Update cost (update.c): metric STRATEGY.STAT, the strategies in turn. */
@@ -46,10 +43,8 @@ extern const struct metric_def memslots_case_update_metrics[U_STRATEGIES * M_UPD
 enum { G_MEDIAN_SMALL, G_MEDIAN_LARGE, G_D1_SMALL, G_D1_LARGE, G_LL_SMALL, G_LL_LARGE, G_METRICS };
 extern const struct metric_def memslots_case_growth_metrics[G_METRICS];
 
-unsigned int memslots_case_expand_update(const struct hw_info *hw, const struct run_opts *opts,
-					 struct case_params *out, unsigned int max);
-unsigned int memslots_case_expand_growth(const struct hw_info *hw, const struct run_opts *opts,
-					 struct case_params *out, unsigned int max);
+case_expand_fn memslots_case_expand_update;
+case_expand_fn memslots_case_expand_growth;
 void memslots_case_perf_update_growing(struct case_ctx *ctx);
 void memslots_case_perf_update_random(struct case_ctx *ctx);
 void memslots_case_perf_growth(struct case_ctx *ctx);
@@ -64,8 +59,7 @@ extern const struct metric_def memslots_case_lookup_metrics[L_METRICS];
 /* Lookups per timed batch: the two fenced TSC reads around it cost ~0.1 cycle a lookup. */
 #define LOOKUP_BATCH 1024
 
-unsigned int memslots_case_expand_lookup(const struct hw_info *hw, const struct run_opts *opts,
-					 struct case_params *out, unsigned int max);
+case_expand_fn memslots_case_expand_lookup;
 void memslots_case_perf_lookup(struct case_ctx *ctx);
 
 #endif

@@ -17,16 +17,13 @@ struct prealloc_opts prealloc_case_impl_opts(struct case_ctx *ctx);
 uint64_t prealloc_case_gigapages(const struct hw_info *hw, uint64_t size);
 
 /* The checks (checks.c). */
-unsigned int prealloc_case_expand_numa(const struct hw_info *hw, const struct run_opts *opts,
-				       struct case_params *out, unsigned int max);
-unsigned int prealloc_case_expand_methods(const struct hw_info *hw, const struct run_opts *opts,
-					  struct case_params *out, unsigned int max);
+case_expand_fn prealloc_case_expand_numa;
+case_expand_fn prealloc_case_expand_methods;
 void prealloc_case_resident(struct case_ctx *ctx);
 void prealloc_case_plan(struct case_ctx *ctx);
 void prealloc_case_numa_plan(struct case_ctx *ctx);
 void prealloc_case_running_out(struct case_ctx *ctx);
-unsigned int prealloc_case_expand_ways(const struct hw_info *hw, const struct run_opts *opts,
-				       struct case_params *out, unsigned int max);
+case_expand_fn prealloc_case_expand_ways;
 void prealloc_case_placement(struct case_ctx *ctx);
 void prealloc_case_node_pool(struct case_ctx *ctx);
 
@@ -95,8 +92,7 @@ enum {
 	REGIONS_METRICS,
 };
 extern const struct metric_def prealloc_case_regions_metrics[REGIONS_METRICS];
-unsigned int prealloc_case_expand_regions(const struct hw_info *hw, const struct run_opts *opts,
-					  struct case_params *out, unsigned int max);
+case_expand_fn prealloc_case_expand_regions;
 void prealloc_case_regions(struct case_ctx *ctx);
 extern const struct summary_table prealloc_case_regions_table;
 void prealloc_case_startup(struct case_ctx *ctx);
