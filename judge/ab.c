@@ -283,7 +283,8 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 	const struct verdict_figures *f = &x->f;
 	char spread[200];
 
-	if (f->tolerance > x->tol.ab)
+	/* Only a calibrated width (@noise) raises the tolerance past the rule's. */
+	if (noise && f->tolerance > x->tol.ab)
 		snprintf(x->tol_from, sizeof(x->tol_from),
 			 "the calibrated width: %.0f x %.3g%% of an A/A run, %.200s of %s, %zu A/A "
 			 "rounds; the rule's %.0f%% is less",
@@ -297,7 +298,7 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 			 simulated  ? " (simulated counts)"
 			 : o->calib ? " (no calibration for this host class and metric)"
 				    : " (no calibration for this host class)");
-	else if (f->calibrated)
+	else if (noise && f->calibrated)
 		snprintf(
 		    spread, sizeof(spread),
 		    "z-test with the spread calibrated for this host class (sd %.3g%% a round, "
