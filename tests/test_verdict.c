@@ -167,6 +167,63 @@ static void test_rules(void **state)
 	expect_bad("version = 1;\ngates = ( { suite = \"s\" }", "bad.conf:2: syntax error");
 }
 
+/* The shipped rules gate one primary figure a case (one per kernel path in the kvm suite) and
+ * report the rest: tails, references, the busy guest's bimodal ioctls. */
+static void test_shipped_primary_metrics(void **state)
+{
+	static const struct {
+		const char *suite, *case_name;
+		struct metric_def m;
+		bool gated;
+	} want[] = {
+	    {"memslots",
+	     "memslots.update.random[capacity=509,impl=shift]",
+	     {"impl.update_median", "cycles", LOWER_IS_BETTER},
+	     true},
+	    {"memslots",
+	     "memslots.update.random[capacity=509,impl=shift]",
+	     {"impl.update_p99", "cycles", LOWER_IS_BETTER},
+	     false},
+	    {"kvm",
+	     "kvm.perf.memslots[slots=509]",
+	     {"kvm.insert.median", "cycles", LOWER_IS_BETTER},
+	     true},
+	    {"kvm",
+	     "kvm.perf.memslots[slots=32764]",
+	     {"kvm.delete_oldest.median", "cycles", LOWER_IS_BETTER},
+	     true},
+	    {"kvm",
+	     "kvm.perf.memslots[slots=509]",
+	     {"kvm.insert.p99", "cycles", LOWER_IS_BETTER},
+	     false},
+	    {"kvm",
+	     "kvm.perf.memslots[slots=509]",
+	     {"ref.move.median", "cycles", LOWER_IS_BETTER},
+	     false},
+	    {"kvm", "kvm.perf.busy_guest", {"guest.busy_over_idle", "x", HIGHER_IS_BETTER}, true},
+	    {"kvm",
+	     "kvm.perf.busy_guest",
+	     {"guest.busy_accesses_per_s", "accesses/s", HIGHER_IS_BETTER},
+	     false},
+	    {"kvm", "kvm.perf.busy_guest", {"kvm.insert.median", "cycles", LOWER_IS_BETTER}, false},
+	};
+	struct rules r;
+	struct mg_err err = {0};
+
+	(void)state;
+	assert_int_equal(rules_load(&r, NULL, &err), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		struct tolerance t =
+		    rules_tolerance(&r, want[i].suite, want[i].case_name, &want[i].m);
+
+		if (t.gate != want[i].gated)
+			fail_msg("%s of %s: %s, expected %s (rules line %d)", want[i].m.name,
+				 want[i].case_name, t.gate ? "gated" : "reported",
+				 want[i].gated ? "gated" : "reported", t.line);
+	}
+	rules_release(&r);
+}
+
 /* A results file of one perf case with samples @v, host @hash. */
 static void write_results(const char *path, const char *hash, const double *v, size_t n)
 {
@@ -464,11 +521,17 @@ static void test_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_t_and_holm),		cmocka_unit_test(test_paired_verdicts),
-	    cmocka_unit_test(test_runs_verdicts),	cmocka_unit_test(test_rules),
-	    cmocka_unit_test(test_history_and_compare), cmocka_unit_test(test_case_key),
-	    cmocka_unit_test(test_no_ratio_no_pass),	cmocka_unit_test(test_rounds_verdicts),
-	    cmocka_unit_test(test_calibration),		cmocka_unit_test(test_model),
+	    cmocka_unit_test(test_t_and_holm),
+	    cmocka_unit_test(test_paired_verdicts),
+	    cmocka_unit_test(test_runs_verdicts),
+	    cmocka_unit_test(test_rules),
+	    cmocka_unit_test(test_shipped_primary_metrics),
+	    cmocka_unit_test(test_history_and_compare),
+	    cmocka_unit_test(test_case_key),
+	    cmocka_unit_test(test_no_ratio_no_pass),
+	    cmocka_unit_test(test_rounds_verdicts),
+	    cmocka_unit_test(test_calibration),
+	    cmocka_unit_test(test_model),
 	};
 
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
