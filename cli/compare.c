@@ -203,10 +203,17 @@ static int load_calibration(const struct cli *c, const struct hw_info *hw,
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
 	}
-	fprintf(stderr,
-		"memgate: ab: calibration of this host class: %s (%s, %u A/A runs of %u rounds, "
-		"%zu metrics)\n",
-		calib->path, calib->made, calib->runs, calib->rounds, calib->n);
+	if (calib->files == 1)
+		fprintf(stderr,
+			"memgate: ab: calibration of this host class: %s (%s, %u A/A runs of %u "
+			"rounds, %zu metrics)\n",
+			calib->path, calib->made, calib->runs, calib->rounds, calib->n);
+	else
+		fprintf(
+		    stderr,
+		    "memgate: ab: calibrations of this host class: %s and the %u before it (%s; "
+		    "%zu metrics): each metric's sd and width are the upper median of theirs\n",
+		    calib->path, calib->files - 1, calib->when, calib->n);
 	return 0;
 }
 
@@ -510,6 +517,40 @@ static void calib_print(const struct calib_acc *acc, size_t n_acc)
 	free(done);
 }
 
+/* A new calibration against the ones before it: how many metrics moved far from them. */
+struct calib_change {
+	unsigned int files;	       /* calibrations before it */
+	size_t both, noisier, quieter; /* metrics in both; more than twice, less than half */
+};
+
+/*
+ * The @n_acc metrics of a new calibration against the upper median of the ones already in the
+ * history @dir: a noisy (or unusually quiet) hour shows as many metrics far from it.
+ */
+static struct calib_change calib_against_last(const struct calib_acc *acc, size_t n_acc,
+					      const char *dir, const char *host_hash)
+{
+	struct calib_change d = {0};
+	struct calibration c;
+	struct mg_err err = {0};
+
+	if (calib_load(&c, dir, host_hash, &err))
+		return d;
+	d.files = c.files;
+	for (size_t i = 0; i < n_acc; i++) {
+		const struct verdict_noise *was = calib_find_key(&c, acc[i].key);
+		struct verdict_noise now = calib_noise(&acc[i]);
+
+		if (!was || was->rounds < CALIB_MIN_ROUNDS || now.rounds < CALIB_MIN_ROUNDS)
+			continue;
+		d.both++;
+		d.noisier += now.sd > 2 * was->sd;
+		d.quieter += 2 * now.sd < was->sd;
+	}
+	calib_release(&c);
+	return d;
+}
+
 int cli_cmd_calibrate(int argc, char **argv)
 {
 	struct cli c;
@@ -519,6 +560,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 	struct mg_err err = {0};
 	struct ab_scratch s;
 	char context[1024], self[4096], spec[4200], who[160];
+	struct calib_change d;
 	struct calib_acc *acc = NULL;
 	size_t n_acc = 0;
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -584,6 +626,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 		ret = EXIT_FAILED;
 		goto out_dir;
 	}
+	d = calib_against_last(acc, n_acc, c.calibration, hw.fingerprint_hash);
 	snprintf(who, sizeof(who), "memgate %s (%s)", MEMGATE_VERSION, MEMGATE_COMMIT);
 	if (calib_save(acc, n_acc, c.calibration, hw.fingerprint_hash, hw.fingerprint, who,
 		       (unsigned int)c.runs, o.rounds, &err)) {
@@ -594,6 +637,12 @@ int cli_cmd_calibrate(int argc, char **argv)
 	calib_print(acc, n_acc);
 	printf("%s/%s/%s: %zu metrics, %lu A/A runs of %u rounds (host class %s)\n", c.calibration,
 	       hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o.rounds, hw.fingerprint);
+	if (d.both)
+		printf(
+		    "against the %u calibration%s before it: %zu of %zu metrics more than twice as "
+		    "noisy a round, %zu less than half; verdicts take each metric's upper median "
+		    "of the last %d\n",
+		    d.files, d.files > 1 ? "s" : "", d.noisier, d.both, d.quieter, CALIB_KEEP);
 	ret = EXIT_PASSED;
 out_dir:
 	tmpdir_remove(s.dir);

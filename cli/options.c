@@ -49,6 +49,7 @@ static const char usage_text[] =
     "        [--reserve-hugepages] [--size SIZE]\n"
     "        this build against itself, K A/A runs of N rounds (default 4 of 10): each\n"
     "        metric's noise on this host class, filed as DIR/HOST_CLASS_HASH/calibration.json\n"
+    "        (the two before it kept: verdicts take each metric's upper median of the three)\n"
     "  model [--metrics M] [--spread S,...] [--tolerance T] [--slowdown D] [--runs R]\n"
     "        [--rounds N] [--confirm-rounds N] [--seed N]\n"
     "        the A/B procedures on modelled lognormal rounds: A/A failures and power\n"

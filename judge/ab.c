@@ -286,9 +286,9 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 	/* Only a calibrated width (@noise) raises the tolerance past the rule's. */
 	if (noise && f->tolerance > x->tol.ab)
 		snprintf(x->tol_from, sizeof(x->tol_from),
-			 "the calibrated width: %.0f x %.3g%% of an A/A run, %.200s of %s, %zu A/A "
+			 "the calibrated width: %.0f x %.3g%% of an A/A run, %.160s of %s, %zu A/A "
 			 "rounds; the rule's %.0f%% is less",
-			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->made,
+			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->when,
 			 noise->rounds, 100 * x->tol.ab);
 	else
 		snprintf(x->tol_from, sizeof(x->tol_from), "rules line %d: %s", x->tol.line,

@@ -68,6 +68,8 @@ int calib_parse(struct calibration *c, const char *text, const char *name, struc
 	c->runs = (unsigned int)runs;
 	c->rounds = (unsigned int)rounds;
 	snprintf(c->made, sizeof(c->made), "%s", str_or(root, "made", "?"));
+	snprintf(c->when, sizeof(c->when), "%s", c->made);
+	c->files = 1;
 	snprintf(c->memgate, sizeof(c->memgate), "%s", str_or(root, "memgate", "?"));
 	snprintf(c->host_hash, sizeof(c->host_hash), "%s", str_or(root, "host_hash", ""));
 	c->e = calloc(json_array_size(metrics) + 1, sizeof(*c->e));
@@ -103,23 +105,143 @@ out:
 	return ret;
 }
 
-int calib_load(struct calibration *c, const char *dir, const char *host_hash, struct mg_err *err)
+/* DIR/HASH/CALIB_FILE for @age 0, or the one @age calibrations before it: calibration.AGE.json */
+static void file_path(char *buf, size_t len, const char *dir, const char *host_hash,
+		      unsigned int age)
+{
+	if (age)
+		snprintf(buf, len, "%s/%s/calibration.%u.json", dir, host_hash, age);
+	else
+		snprintf(buf, len, "%s/%s/%s", dir, host_hash, CALIB_FILE);
+}
+
+bool calib_is_file(const char *name)
+{
+	size_t len = strlen(name);
+
+	return !strncmp(name, "calibration.", 12) && len > 5 && !strcmp(name + len - 5, ".json");
+}
+
+/* The calibration @age before the newest into @one: 0, -ENOENT when there is none, or -errno. */
+static int load_one(struct calibration *one, const char *dir, const char *host_hash,
+		    unsigned int age, struct mg_err *err)
 {
 	char path[1100];
 	char *text;
 	int ret;
 
-	memset(c, 0, sizeof(*c));
-	snprintf(path, sizeof(path), "%s/%s/%s", dir, host_hash, CALIB_FILE);
+	file_path(path, sizeof(path), dir, host_hash, age);
 	text = text_read_file(path, CALIB_MAX_BYTES);
 	if (!text) {
 		if (errno == ENOENT)
 			return -ENOENT;
 		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
 	}
-	ret = calib_parse(c, text, path, err);
+	ret = calib_parse(one, text, path, err);
 	free(text);
 	return ret;
+}
+
+int calib_load(struct calibration *c, const char *dir, const char *host_hash, struct mg_err *err)
+{
+	/* Each on its own: the analyzer takes a memset of one array element for all of them. */
+	struct calibration *each[CALIB_KEEP] = {NULL};
+	unsigned int n;
+	int ret = 0;
+
+	memset(c, 0, sizeof(*c));
+	for (n = 0; n < CALIB_KEEP; n++) {
+		each[n] = calloc(1, sizeof(*each[n]));
+		if (!each[n])
+			ret = mg_err_set(err, ENOMEM, "out of memory");
+		else
+			ret = load_one(each[n], dir, host_hash, n, err);
+		if (ret)
+			break;
+	}
+	/* None is no calibration; a gap ends the older ones. */
+	if (ret == -ENOENT && n)
+		ret = 0;
+	if (!ret)
+		ret = calib_combine(c, (const struct calibration *const *)each, n, err);
+	for (unsigned int i = 0; i < CALIB_KEEP; i++) {
+		if (each[i])
+			calib_release(each[i]);
+		free(each[i]);
+	}
+	return ret;
+}
+
+/* The entry of @key in @c, or NULL. */
+static const struct calib_entry *entry_of(const struct calibration *c, const char *key)
+{
+	for (size_t i = 0; c && i < c->n; i++)
+		if (!strcmp(c->e[i].key, key))
+			return &c->e[i];
+	return NULL;
+}
+
+/* @first's metric over the @n calibrations @each: the upper median of those that count. */
+static struct calib_entry combined(const struct calibration *const *each, size_t n,
+				   const struct calib_entry *first)
+{
+	struct calib_entry m = *first;
+	double sd[CALIB_KEEP], width[CALIB_KEEP];
+	size_t k = 0, rounds = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct calib_entry *e = entry_of(each[i], first->key);
+
+		if (e && e->noise.rounds >= CALIB_MIN_ROUNDS) {
+			sd[k] = e->noise.sd;
+			width[k] = e->noise.width;
+			rounds += e->noise.rounds;
+			k++;
+		}
+	}
+	if (k) {
+		qsort(sd, k, sizeof(*sd), util_cmp_double);
+		qsort(width, k, sizeof(*width), util_cmp_double);
+		m.noise.sd = sd[k / 2];
+		m.noise.width = width[k / 2];
+		m.noise.rounds = rounds;
+	}
+	return m;
+}
+
+int calib_combine(struct calibration *c, const struct calibration *const *each, size_t n,
+		  struct mg_err *err)
+{
+	size_t cap = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (n > CALIB_KEEP)
+		n = CALIB_KEEP;
+	if (!n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		cap += each[i]->n;
+	c->e = calloc(cap + 1, sizeof(*c->e));
+	if (!c->e)
+		return mg_err_set(err, ENOMEM, "out of memory");
+	snprintf(c->path, sizeof(c->path), "%s", each[0]->path);
+	snprintf(c->made, sizeof(c->made), "%s", each[0]->made);
+	snprintf(c->memgate, sizeof(c->memgate), "%s", each[0]->memgate);
+	snprintf(c->host_hash, sizeof(c->host_hash), "%s", each[0]->host_hash);
+	c->runs = each[0]->runs;
+	c->rounds = each[0]->rounds;
+	c->files = (unsigned int)n;
+	if (n == 1)
+		snprintf(c->when, sizeof(c->when), "%s", each[0]->made);
+	else
+		snprintf(c->when, sizeof(c->when), "%.31s to %.31s, the upper median of %zu",
+			 each[n - 1]->made, each[0]->made, n);
+	/* Every metric any of them calibrated, once: the newest's first. */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < each[i]->n; j++)
+			if (!entry_of(c, each[i]->e[j].key))
+				c->e[c->n++] = combined(each, n, &each[i]->e[j]);
+	return 0;
 }
 
 /* "CASE_KEY:METRIC" of a metric of the case named @full_name. */
@@ -130,16 +252,22 @@ static void key_of(const char *full_name, const char *metric, char *buf, size_t 
 	snprintf(buf, len, "%s:%s", case_key(full_name, k, sizeof(k)), metric);
 }
 
+const struct verdict_noise *calib_find_key(const struct calibration *c, const char *key)
+{
+	const struct calib_entry *e = entry_of(c, key);
+
+	return e ? &e->noise : NULL;
+}
+
 const struct verdict_noise *calib_find(const struct calibration *c, const char *full_name,
 				       const char *metric)
 {
 	char key[320];
+	const struct calib_entry *e;
 
 	key_of(full_name, metric, key, sizeof(key));
-	for (size_t i = 0; c && i < c->n; i++)
-		if (!strcmp(c->e[i].key, key))
-			return c->e[i].noise.rounds >= CALIB_MIN_ROUNDS ? &c->e[i].noise : NULL;
-	return NULL;
+	e = entry_of(c, key);
+	return e && e->noise.rounds >= CALIB_MIN_ROUNDS ? &e->noise : NULL;
 }
 
 static int push(double **v, size_t *n, size_t *cap, double x)
@@ -227,6 +355,33 @@ struct verdict_noise calib_noise(const struct calib_acc *acc)
 	return z;
 }
 
+/*
+ * Room for a new calibration: each older one moves up an age and the oldest goes. The newest is
+ * linked as calibration.1.json, so that CALIB_FILE is there until the new one replaces it.
+ */
+static int rotate(const char *dir, const char *host_hash, struct mg_err *err)
+{
+	char from[1100], to[1100];
+
+	for (unsigned int age = CALIB_KEEP - 1; age > 0; age--) {
+		int r;
+
+		file_path(from, sizeof(from), dir, host_hash, age - 1);
+		file_path(to, sizeof(to), dir, host_hash, age);
+		if (age == 1) {
+			r = unlink(to) && errno != ENOENT ? -1 : link(from, to);
+			/* A file system without hard links: the newest is gone for a moment. */
+			if (r && errno != ENOENT)
+				r = rename(from, to);
+		} else {
+			r = rename(from, to);
+		}
+		if (r && errno != ENOENT)
+			return mg_err_set(err, errno, "%s: %s", to, strerror(errno));
+	}
+	return 0;
+}
+
 int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const char *host_hash,
 	       const char *host_class, const char *memgate, unsigned int runs, unsigned int rounds,
 	       struct mg_err *err)
@@ -261,9 +416,11 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 	if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(sub, 0755) && errno != EEXIST))
 		ret = mg_err_set(err, errno, "%s: %s", sub, strerror(errno));
 	/* Written whole, then renamed over the old one: a reader never sees half of it. */
-	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS) || rename(tmp, path))
-		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", path,
+	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
+		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", tmp,
 				 strerror(errno ? errno : EIO));
+	else if (!(ret = rotate(dir, host_hash, err)) && rename(tmp, path))
+		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
 	if (ret)
 		unlink(tmp);
 	json_decref(root);

@@ -260,7 +260,7 @@ static int scan(const char *dir, int depth, const char *host_hash, struct hist_r
 		if (S_ISDIR(st.st_mode) && depth == 0)
 			ret = scan(path, 1, host_hash, runs, n, cap);
 		else if (S_ISREG(st.st_mode) && len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
-			 strcmp(e->d_name, CALIB_FILE))
+			 !calib_is_file(e->d_name))
 			ret = consider(path, host_hash, runs, n, cap);
 	}
 	closedir(d);

@@ -289,7 +289,7 @@ static void test_counter_cli(void **state)
 /* calibrate files a host class's noise; ab reads it, says when it uses it, refuses a bad one. */
 static void test_calibrate_cli(void **state)
 {
-	char dir[128], args[1024], cmd[1400], file[1200];
+	char dir[128], args[1024], cmd[1400], file[1200], older[1300];
 	const char *sel = "-s memslots -k '*update.growth*' -n 1 --warmup 0";
 	char *out, *path, *end;
 
@@ -323,6 +323,13 @@ static void test_calibrate_cli(void **state)
 	    file);
 	assert_int_equal(system(cmd), 0);
 	expect_judged("z-test with the spread calibrated for this host class", args);
+	/* A second calibration keeps the first beside it, and ab says it combines the two. */
+	assert_int_equal(memgate(&out, "calibrate --history %s --runs 2 --rounds 2 %s", dir, sel),
+			 0);
+	free(out);
+	snprintf(older, sizeof(older), "%.*s.1.json", (int)strlen(file) - 5, file);
+	assert_int_equal(access(older, R_OK), 0);
+	expect_judged("and the 1 before it", args);
 	snprintf(cmd, sizeof(cmd), "echo '{\"format\": 9}' > %s", file);
 	assert_int_equal(system(cmd), 0);
 	expect(2, "expected a memgate calibration", args);

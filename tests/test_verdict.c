@@ -499,6 +499,87 @@ static void test_calibration(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* One calibration of a metric, 4 A/A runs of 10 rounds spread by @spread, filed in @dir. */
+static void file_calibration(const char *dir, double spread)
+{
+	struct calib_acc *acc = NULL;
+	size_t n_acc = 0;
+	struct mg_err err = {0};
+	double b[10], h[10];
+
+	for (unsigned int run = 0; run < 4; run++) {
+		around(b, 10, 100, spread, run);
+		around(h, 10, 100, spread, run + 5);
+		assert_int_equal(calib_add(&acc, &n_acc, "memslots.update.growth[impl=shift]",
+					   "update_median.4096", "cycles", 0, b, h, 10),
+				 0);
+	}
+	assert_int_equal(calib_save(acc, n_acc, dir, "0123456789abcdef", "x86_64/test", "memgate t",
+				    4, 10, &err),
+			 0);
+	calib_acc_release(acc, n_acc);
+}
+
+/*
+ * The calibrations before the newest are kept, and each metric's noise is their upper median:
+ * one made in a noisy hour does not set the tolerances alone; the oldest goes; a bad one is
+ * bad input; none of them is a run of the history.
+ */
+static void test_calibration_kept(void **state)
+{
+	const char *name = "memslots.update.growth[impl=shift]", *metric = "update_median.4096";
+	/* Quiet, a noisy hour, quiet again, quieter. */
+	const double spread[] = {0.02, 0.30, 0.04, 0.01};
+	double sd[ARRAY_SIZE(spread)];
+	char dir[128], path[256], cmd[300];
+	struct calibration c;
+	struct mg_err err = {0};
+	struct hist_run *runs = NULL;
+	size_t n_runs = 99;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "calib-kept")));
+	for (size_t i = 0; i < ARRAY_SIZE(spread); i++) {
+		const struct verdict_noise *z;
+
+		file_calibration(dir, spread[i]);
+		assert_int_equal(calib_load(&c, dir, "0123456789abcdef", &err), 0);
+		assert_int_equal(c.files, i < CALIB_KEEP ? i + 1 : CALIB_KEEP);
+		z = calib_find(&c, name, metric);
+		assert_non_null(z);
+		assert_int_equal(z->rounds, 40 * c.files);
+		sd[i] = z->sd;
+		if (i)
+			assert_non_null(strstr(c.when, "the upper median of"));
+		calib_release(&c);
+	}
+	/* Of two, the larger: the noisy hour's. Of three, the middle: the quiet hour after it. */
+	assert_true(sd[1] > 5 * sd[0]);
+	assert_true(sd[2] > sd[0] && 3 * sd[2] < sd[1]);
+	/* The first went with the fourth: 0.30, 0.04 and 0.01 leave the same middle. */
+	assert_true(fabs(sd[3] - sd[2]) < 1e-12);
+	snprintf(path, sizeof(path), "%s/0123456789abcdef/calibration.2.json", dir);
+	assert_int_equal(access(path, R_OK), 0);
+	snprintf(path, sizeof(path), "%s/0123456789abcdef/calibration.3.json", dir);
+	assert_int_equal(access(path, R_OK), -1);
+	assert_true(calib_is_file("calibration.2.json") && calib_is_file(CALIB_FILE));
+	assert_false(calib_is_file("results.json") || calib_is_file("calibration.txt"));
+	assert_int_equal(hist_dir_runs(dir, "0123456789abcdef", 5, &runs, &n_runs, &err), 0);
+	assert_int_equal(n_runs, 0);
+	free(runs);
+	/* A bad older file is bad input, named. */
+	snprintf(path, sizeof(path), "%s/0123456789abcdef/calibration.1.json", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"format\": 1}", f);
+	fclose(f);
+	assert_int_equal(calib_load(&c, dir, "0123456789abcdef", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "calibration.1.json"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* The model: rates are fractions, and the procedure of before December 2026 fails A/A runs
  * where the one that replaced it does not (the issue's figure: 77% at a 5% spread). */
 static void test_model(void **state)
@@ -531,6 +612,7 @@ int main(void)
 	    cmocka_unit_test(test_no_ratio_no_pass),
 	    cmocka_unit_test(test_rounds_verdicts),
 	    cmocka_unit_test(test_calibration),
+	    cmocka_unit_test(test_calibration_kept),
 	    cmocka_unit_test(test_model),
 	};
 
