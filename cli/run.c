@@ -79,11 +79,13 @@ static int list_planned(struct cli *c, struct cli_plan *p)
 
 		printf("%-50s %-5s %s", case_full_name(&p->insts[i], full, sizeof(full)),
 		       d->kind == CASE_PERF ? "perf" : "check", d->doc);
+		/* Each metric with its own unit and the way it is better: "impl.ms (ms, lower)". */
 		for (unsigned int m = 0; m < d->n_metrics; m++)
-			printf("%s%s", m ? ", " : " [", d->metrics[m].name);
+			printf("%s%s (%s, %s)", m ? ", " : " [", d->metrics[m].name,
+			       case_metric_unit(d, m, c->opts.counter),
+			       d->metrics[m].better == LOWER_IS_BETTER ? "lower" : "higher");
 		if (d->n_metrics)
-			printf(" in %s, %s is better]", case_metric_unit(d, 0, c->opts.counter),
-			       d->metrics[0].better == LOWER_IS_BETTER ? "lower" : "higher");
+			putchar(']');
 		putchar('\n');
 	}
 	list_gates(c, p->insts, p->n);
@@ -228,6 +230,20 @@ static void show_case(const struct case_result *r, void *out)
 	report_console_case(r, out);
 }
 
+/* What a case's child asks before it stops sampling early: the rules its verdicts come from. */
+struct settle {
+	const struct rules *rules;
+	bool baseline;
+	uint64_t seed;
+};
+
+static bool case_is_settled(const struct case_result *partial, void *arg)
+{
+	const struct settle *s = arg;
+
+	return gates_settled(s->rules, partial, s->baseline, s->seed);
+}
+
 /* Cases, gates and baseline verdicts, one array for the reports; shallow copies. */
 static struct case_result *merge_results(const struct case_result *results, size_t n,
 					 const struct gate_results *gates,
@@ -322,11 +338,18 @@ static int run_cases(const struct cli *c, const struct hw_info *hw, const struct
 	struct report_run rep;
 	struct mg_err err = {0};
 	struct run_opts opts = c->opts;
+	struct settle settle = {&c->rules, c->baseline != NULL, c->opts.seed};
 	int64_t t0 = util_now_ns();
 	int ret, status = 0;
 
 	if (!results)
 		return EXIT_HARNESS;
+	/* Without -n, a case samples until its samples settle every verdict they feed (at least
+	 * CASE_MIN_SAMPLES, at most the default -n); -n N takes N, as ab and calibrate do. */
+	if (!c->no_gates && !c->samples_set) {
+		opts.settled = case_is_settled;
+		opts.settled_arg = &settle;
+	}
 	cli_report_init(&rep, c, hw, results, n);
 	/* A stop signal after the cases (gates, baseline judging, reports) must not lose the
 	 * reports: it is noted, what is left to judge skipped, the reports written. */

@@ -160,7 +160,8 @@ static int own_dir(const char *path)
 	return ret;
 }
 
-/* This process's record, rewritten whole: one "PAGE_KIB DELTA OLD_TOTAL NODE" line a pool. */
+/* This process's record, rewritten whole: a "pool PAGE_KIB NODE BEFORE AFTER" line a pool, the
+ * sizes it found and left it at (before the change: the size it asks for). */
 static int write_state(void)
 {
 	char tmp[160];
@@ -182,9 +183,9 @@ static int write_state(void)
 		return ret;
 	}
 	for (int i = 0; i < n_saved; i++)
-		fprintf(f, "%llu %llu %llu %d\n", (unsigned long long)saved[i].page_kib,
-			(unsigned long long)saved[i].delta, (unsigned long long)saved[i].old_total,
-			saved[i].node);
+		fprintf(f, "pool %llu %d %llu %llu\n", (unsigned long long)saved[i].page_kib,
+			saved[i].node, (unsigned long long)saved[i].old_total,
+			(unsigned long long)(saved[i].old_total + saved[i].delta));
 	if (fclose(f) || rename(tmp, state_path))
 		return -errno;
 	return 0;
@@ -245,84 +246,167 @@ static bool offered(unsigned long long kib, int node)
 }
 
 /*
- * The lines of one record, each "PAGE_KIB DELTA OLD_TOTAL NODE" of a pool the kernel has and a
- * delta a run could have added (NODE -1, or absent as memgate wrote it before December 2026:
- * the system's pool); a record with any other line is refused whole (-EINVAL).
+ * The lines of one record, each "pool PAGE_KIB NODE BEFORE AFTER": a pool the kernel has, and
+ * the size this run found it at and left it at. The lines memgate wrote before December 2026,
+ * "PAGE_KIB DELTA BEFORE [NODE]", read as AFTER = BEFORE + DELTA. A record with any other
+ * line, or a growth no run makes (none, or past RESERVE_MAX_PAGES), is refused whole (-EINVAL).
  */
 static int read_record(FILE *f, struct saved_pool *p, int *n)
 {
 	char line[128];
 
 	for (*n = 0; fgets(line, sizeof(line), f);) {
-		unsigned long long kib, delta, old;
+		unsigned long long kib, delta, before, after = 0;
 		int node = -1, got;
 		char end;
 
-		got = sscanf(line, "%llu %llu %llu %d%c", &kib, &delta, &old, &node, &end);
-		if (got == 3)
-			got = sscanf(line, "%llu %llu %llu%c", &kib, &delta, &old, &end) + 1;
+		if (sscanf(line, "pool %llu %d %llu %llu%c", &kib, &node, &before, &after, &end) ==
+		    5) {
+			delta = after > before ? after - before : 0;
+			got = 5;
+		} else {
+			got =
+			    sscanf(line, "%llu %llu %llu %d%c", &kib, &delta, &before, &node, &end);
+			if (got == 3)
+				got =
+				    sscanf(line, "%llu %llu %llu%c", &kib, &delta, &before, &end) +
+				    1;
+			after = before + delta;
+		}
 		if (got != 5 || end != '\n' || node < -1 || node > 4095 || !offered(kib, node) ||
-		    !delta || delta > RESERVE_MAX_PAGES || old > RESERVE_MAX_PAGES ||
-		    *n == MAX_POOLS)
+		    !delta || after > RESERVE_MAX_PAGES || *n == MAX_POOLS)
 			return -EINVAL;
 		pool_paths(&p[*n], kib, node);
 		p[*n].delta = delta;
-		p[(*n)++].old_total = old;
+		p[(*n)++].old_total = before;
 	}
 	return 0;
 }
 
-/* Put back what one dead memgate's record says it added; refuse a record that is not ours. */
-static int recover_record(const char *name, FILE *out)
-{
+/* One dead memgate's record: its pools, and which of them were put back. */
+struct dead_record {
+	char name[64];
 	struct saved_pool p[MAX_POOLS];
+	bool back[MAX_POOLS];
+	int n;
+};
+
+/* Read record @name, or refuse it as no record of memgate's: -EINVAL, the message said. */
+static int load_record(const char *name, struct dead_record *r, FILE *out)
+{
 	char path[512], refused[600];
 	struct stat st;
-	int fd, n = 0, ret = -EINVAL;
+	int fd, ret = -EINVAL;
 	FILE *f = NULL;
 
+	memset(r, 0, sizeof(*r));
+	snprintf(r->name, sizeof(r->name), "%.63s", name); /* a pid: digits */
 	snprintf(path, sizeof(path), "%s/%s", STATE_DIR, name);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
 	    st.st_size <= RESERVE_MAX_RECORD_BYTES && (f = fdopen(fd, "r")))
-		ret = read_record(f, p, &n);
+		ret = read_record(f, r->p, &r->n);
 	if (f)
 		fclose(f);
 	else if (fd >= 0)
 		close(fd);
-	if (ret) {
-		/* Kept for whoever wants to look, under a name no run reads again. */
-		snprintf(refused, sizeof(refused), "%s.refused", path);
-		rename(path, refused);
-		fprintf(
-		    out,
-		    "memgate: refused the reservation record %s: not a regular file of this "
-		    "user of at most %d bytes holding \"PAGE_KIB DELTA OLD_TOTAL\" lines of pools "
-		    "this kernel has; no pool was changed (kept as %s)\n",
-		    path, RESERVE_MAX_RECORD_BYTES, refused);
+	if (!ret)
 		return 0;
-	}
-	for (int i = 0; i < n; i++) {
-		take_back(&p[i]);
+	/* Kept for whoever wants to look, under a name no run reads again. */
+	snprintf(refused, sizeof(refused), "%s.refused", path);
+	rename(path, refused);
+	fprintf(out,
+		"memgate: refused the reservation record %s: not a regular file of this user of "
+		"at most %d bytes holding \"pool PAGE_KIB NODE BEFORE AFTER\" lines of pools this "
+		"kernel has, each grown by a run; no pool was changed (kept as %s)\n",
+		path, RESERVE_MAX_RECORD_BYTES, refused);
+	return ret;
+}
+
+/*
+ * Put pool @p back to its size before the dead run grew it, if it still reads as that run left
+ * it: its total the run's "after" and at least the run's pages free. Returns true when it did.
+ */
+static bool take_back_unchanged(const struct saved_pool *p)
+{
+	uint64_t total, free_now;
+
+	if (read_count(p->nr_path, &total) || read_count(p->free_path, &free_now))
+		return false;
+	if (total != p->old_total + p->delta || free_now < p->delta)
+		return false;
+	return write_count(p->nr_path, p->old_total) == 0;
+}
+
+static void pool_where(const struct saved_pool *p, char *buf, size_t len)
+{
+	if (p->node < 0)
+		snprintf(buf, len, "the pool of %llu KiB pages", (unsigned long long)p->page_kib);
+	else
+		snprintf(buf, len, "node %d's pool of %llu KiB pages", p->node,
+			 (unsigned long long)p->page_kib);
+}
+
+/* What became of record @r: removed when every pool was put back (true), else kept as refused. */
+static bool settle_record(const struct dead_record *r, FILE *out)
+{
+	char path[512], refused[600], where[96];
+	bool all = true;
+
+	snprintf(path, sizeof(path), "%s/%.63s", STATE_DIR, r->name);
+	snprintf(refused, sizeof(refused), "%s.refused", path);
+	for (int i = 0; i < r->n; i++) {
+		const struct saved_pool *p = &r->p[i];
+		uint64_t total = 0, free_now = 0;
+
+		pool_where(p, where, sizeof(where));
+		if (r->back[i]) {
+			fprintf(
+			    out,
+			    "memgate: put back %llu hugetlb pages of %s that memgate %s reserved "
+			    "and did not restore (it was killed): %llu -> %llu pages\n",
+			    (unsigned long long)p->delta, where, r->name,
+			    (unsigned long long)(p->old_total + p->delta),
+			    (unsigned long long)p->old_total);
+			continue;
+		}
+		all = false;
+		read_count(p->nr_path, &total);
+		read_count(p->free_path, &free_now);
 		fprintf(out,
-			"memgate: put back up to %llu hugetlb pages of %llu KiB that memgate %s "
-			"reserved and did not restore (it was killed)\n",
-			(unsigned long long)p[i].delta, (unsigned long long)p[i].page_kib, name);
+			"memgate: refused the reservation record %s: it says memgate %s grew %s "
+			"from %llu to %llu pages, and the pool holds %llu (%llu free)%s; nothing "
+			"was changed (kept as %s)\n",
+			path, r->name, where, (unsigned long long)p->old_total,
+			(unsigned long long)(p->old_total + p->delta), (unsigned long long)total,
+			(unsigned long long)free_now,
+			total != p->old_total + p->delta
+			    ? ": it was resized since, or never that size"
+			    : ": the pages it added are in use",
+			refused);
 	}
-	unlink(path);
-	return 1;
+	if (all)
+		unlink(path);
+	else
+		rename(path, refused);
+	return all;
 }
 
 /*
  * Put back the records of dead memgates; the caller took the lock itself. Every reserver
  * holds the lock until it exits, so under it every other record is a dead one's, whatever
- * pid namespace it ran in and whoever has its pid now.
+ * pid namespace it ran in and whoever has its pid now. A pool is put back only while it reads
+ * as the dead run left it (take_back_unchanged()); records of one pool stacked by several runs
+ * are taken newest first, whatever order the folder lists them in, by going over them again
+ * while any was put back.
  */
 static int recover_locked(FILE *out)
 {
+	struct dead_record recs[16];
+	int n = 0, done = 0;
+	bool progress = true;
 	DIR *d;
 	struct dirent *e;
-	int done = 0;
 
 	if (lock_owner != getpid())
 		return 0; /* inherited: the one that took it recovered then */
@@ -334,16 +418,27 @@ static int recover_locked(FILE *out)
 		return 0;
 	}
 	d = opendir(STATE_DIR);
-	while (d && (e = readdir(d))) {
+	while (d && (e = readdir(d)) && n < (int)ARRAY_SIZE(recs)) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
 
 		if (pid <= 0 || *end || pid == getpid())
 			continue;
-		done += recover_record(e->d_name, out);
+		if (!load_record(e->d_name, &recs[n], out))
+			n++;
 	}
 	if (d)
 		closedir(d);
+	while (progress) {
+		progress = false;
+		for (int i = 0; i < n; i++)
+			for (int j = recs[i].n - 1; j >= 0; j--)
+				if (!recs[i].back[j] && take_back_unchanged(&recs[i].p[j]))
+					progress = recs[i].back[j] = true;
+	}
+	for (int i = 0; i < n; i++) {
+		done += settle_record(&recs[i], out);
+	}
 	return done;
 }
 

@@ -207,7 +207,7 @@ static void fault_pages(struct worker *w)
 	/*
 	 * A locked add of 0 is a write: one write fault maps the page, and the byte keeps its
 	 * value. "*p = *p" reads first, which maps the zero page and faults again on the
-	 * write (0.70 against 1.01 GiB/s here, MEASURED.md).
+	 * write (0.70 against 1.01 GiB/s here, docs/figures.md).
 	 */
 	for (size_t i = 0; i < w->share.n_pages; i++) {
 		__atomic_fetch_add(base + i * w->r->page_size, 0, __ATOMIC_RELAXED);

@@ -294,3 +294,66 @@ void gates_release(struct gate_results *g)
 	free(g->involved);
 	memset(g, 0, sizeof(*g));
 }
+
+/* The gate's verdict on @r's own samples is a clear pass: its interval lies wholly on the
+ * passing side of the threshold (a not_slower gate passes on an undecided interval too, which
+ * is no reason to stop sampling). */
+static bool clear_pass(const struct gate_def *g, const struct case_result *r, uint64_t seed)
+{
+	const struct metric_result *a = case_result_metric(r, g->a.metric);
+	const struct metric_result *b = case_result_metric(r, g->b.metric);
+	struct gate_figures f;
+
+	if (!a || !a->n || (g->kind != GATE_AT_LEAST && (!b || !b->n)))
+		return false;
+	if (gate_judge(g->kind, g->threshold, g->paired, a->v, a->n, b ? b->v : NULL, b ? b->n : 0,
+		       seed, &f) != GATE_PASS)
+		return false;
+	return g->kind != GATE_NOT_SLOWER || f.hi <= g->threshold;
+}
+
+/* A gated metric's median is known to within a quarter of its baseline tolerance. */
+static bool precise(const struct metric_result *m, double tolerance, uint64_t seed)
+{
+	double med, lo, hi;
+
+	if (tolerance <= 0)
+		return true;
+	med = stats_median(m->v, m->n);
+	if (stats_bootstrap_median_ci(m->v, m->n, GATE_RESAMPLES, 0.95, seed, &lo, &hi))
+		return false;
+	return isfinite(med) && (hi - lo) / 2 <= tolerance / 4 * fabs(med);
+}
+
+bool gates_settled(const struct rules *rules, const struct case_result *partial, bool baseline,
+		   uint64_t seed)
+{
+	const char *suite = partial->inst->suite->name;
+	char full[256];
+
+	case_full_name(partial->inst, full, sizeof(full));
+	for (size_t i = 0; i < rules->n_gates; i++) {
+		const struct gate_def *g = &rules->gates[i].def;
+		bool a = text_glob(g->a.glob, full);
+		bool b = g->kind != GATE_AT_LEAST && text_glob(g->b.glob, full);
+
+		if (strcmp(rules->gates[i].suite, suite) || (!a && !b))
+			continue;
+		/* A gate across two cases is judged on both: this one samples in full. */
+		if (!a || (g->kind != GATE_AT_LEAST && !b))
+			return false;
+		if (!clear_pass(g, partial, seed))
+			return false;
+	}
+	for (unsigned int m = 0; baseline && m < partial->inst->def->n_metrics; m++) {
+		const struct metric_result *mr = &partial->metrics[m];
+		struct tolerance t;
+
+		if (!mr->n)
+			continue;
+		t = rules_tolerance(rules, suite, full, mr->def);
+		if (t.gate && !precise(mr, t.baseline, seed))
+			return false;
+	}
+	return true;
+}

@@ -64,6 +64,16 @@ int gates_evaluate(const struct rules *rules, const struct suite_def *const *sui
 		   size_t n_suites, const struct case_result *results, size_t n,
 		   const struct run_opts *opts, struct gate_results *out);
 
+/**
+ * gates_settled() - may a case stop sampling with the samples @partial holds: every gate of
+ * @rules on it passes clearly on them (its interval wholly on the passing side), none of them
+ * is judged on this case and another, and, with @baseline, each of its gated metrics has a
+ * median known to within a quarter of its baseline tolerance (95% interval, seeded by @seed).
+ * A case that feeds no verdict is settled at once. Called in a case's child (run_opts.settled).
+ */
+bool gates_settled(const struct rules *rules, const struct case_result *partial, bool baseline,
+		   uint64_t seed);
+
 /** gates_release() - free what gates_evaluate() made. */
 void gates_release(struct gate_results *g);
 

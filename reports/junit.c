@@ -9,6 +9,7 @@
 
 #include "reports/file.h"
 #include "util/text.h"
+#include "util/util.h"
 
 /* Every string that reaches the document goes through here: XML 1.0 has no place for most
  * control characters nor for invalid UTF-8, and a child's stderr may hold both. */
@@ -58,6 +59,9 @@ static char *case_output(const struct case_result *r)
 		return NULL;
 	if (r->output)
 		fprintf(f, "%s\n", r->output);
+	/* Its facts: the properties of the JSON report (only verdicts' figures are JUnit ones). */
+	for (size_t k = 0; k < r->n_props; k++)
+		fprintf(f, "%s = %s\n", r->props[k].name, r->props[k].value);
 	for (unsigned int i = 0; i < r->inst->def->n_metrics; i++) {
 		const struct metric_result *m = &r->metrics[i];
 
@@ -144,7 +148,12 @@ static void add_host_properties(xmlNodePtr props, const struct report_run *run)
 		add_property(props, "host.thp", hw->thp_mode);
 }
 
-/* Figures of every case in @suite: its properties, and each metric's median and spread. */
+/*
+ * The figures a verdict was judged on, as properties: for each gate, baseline or A/B row of
+ * @suite that reached a verdict, its value (the ratio judged), unit, threshold and verdict.
+ * Every other figure (each metric's samples and summary, a case's facts) is in the case's
+ * system-out and in the JSON report: Jenkins shows properties on every test's page.
+ */
 static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 				const struct suite_def *suite)
 {
@@ -152,27 +161,33 @@ static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
+		const char *ratio = case_result_prop(r, "ratio");
+		const char *threshold = case_result_prop(r, "threshold");
+		const char *verdict = case_result_prop(r, "verdict");
 
-		if (r->inst->suite != suite)
+		if (r->inst->suite != suite || r->inst->def->kind != CASE_GATE)
 			continue;
-		for (size_t k = 0; k < r->n_props; k++) {
-			snprintf(name, sizeof(name), "%s.%s.%s", case_group(r->inst->def),
-				 r->inst->name, r->props[k].name);
-			add_property(props, name, r->props[k].value);
-		}
-		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
-			const struct metric_result *m = &r->metrics[k];
+		if (!ratio && (ratio = case_result_prop(r, "worse_ratio"))) {
+			/* A comparison: head over base on the worse side, against 1 + tolerance. */
+			const char *tol = case_result_prop(r, "tolerance");
 
-			if (!m->n)
-				continue;
-			snprintf(name, sizeof(name), "%s.%s.%s.median_%s", case_group(r->inst->def),
-				 r->inst->name, m->def->name, m->def->unit);
-			snprintf(value, sizeof(value), "%.6g", m->sum.median);
-			add_property(props, name, value);
-			snprintf(name, sizeof(name), "%s.%s.%s.mad_%s", case_group(r->inst->def),
-				 r->inst->name, m->def->name, m->def->unit);
-			snprintf(value, sizeof(value), "%.6g", m->sum.mad);
-			add_property(props, name, value);
+			snprintf(value, sizeof(value), "%.6g", 1 + (tol ? atof(tol) : 0));
+			threshold = value;
+		}
+		if (!ratio || !threshold)
+			continue; /* skipped or broken: no figure was judged */
+		const struct {
+			const char *what, *v;
+		} p[] = {
+		    {"value", ratio},
+		    {"unit", verdict ? "x (head / base, the worse way)" : "x"},
+		    {"threshold", threshold},
+		    {"verdict", verdict ? verdict : case_result_label(r)},
+		};
+		for (size_t k = 0; k < ARRAY_SIZE(p); k++) {
+			snprintf(name, sizeof(name), "%s.%s.%s", case_group(r->inst->def),
+				 r->inst->name, p[k].what);
+			add_property(props, name, p[k].v);
 		}
 	}
 }

@@ -50,6 +50,9 @@ enum case_needs {
 
 #define CASE_MAX_PARAMS 6
 #define CASE_MAX_INSTANCES 64 /* per case definition, after expansion */
+/* The fewest samples a metric is judged on when a case stops sampling early (run_opts.settled):
+ * the bootstrap interval the verdicts rest on works from 5 up, as --quick takes. */
+#define CASE_MIN_SAMPLES 5
 
 struct case_param {
 	char name[24];
@@ -160,6 +163,12 @@ struct run_opts {
 	enum counter_kind counter;    /* --counter, resolved: what counted cases count with */
 	bool samples_set, warmup_set; /* -n, --warmup given: else a simulated count takes 1, 0 */
 	const char *sim_dump;	      /* under callgrind: its --callgrind-out-file (simulated) */
+	/* Where set (`run` with its default sample count and its gates): called in a case's child
+	 * after each round once every metric sampled has CASE_MIN_SAMPLES samples; true when the
+	 * samples so far settle every verdict they feed, and the case stops sampling there.
+	 * NULL: every case takes its -n samples. */
+	bool (*settled)(const struct case_result *partial, void *arg);
+	void *settled_arg;
 	/* Called in the parent as each case's result is final (NULL: nothing): the console line. */
 	void (*on_result)(const struct case_result *r, void *arg);
 	void *on_result_arg;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run/result.h"
 #include "util/text.h"
 
 /*
@@ -61,6 +62,38 @@ static void emit_text(struct case_ctx *ctx, const char *ev, const char *fmt, va_
 	free(s);
 }
 
+/* The samples so far, for case_settled(): only where the run may stop sampling early. A
+ * sample that cannot be kept (no memory) turns that off for the case: it samples in full. */
+static void keep_sample(struct case_ctx *ctx, unsigned int m, double value)
+{
+	if (!ctx->opts->settled || ctx->opts->samples_set || m >= ctx->inst->def->n_metrics)
+		return;
+	if (!ctx->partial) {
+		ctx->partial = malloc(sizeof(*ctx->partial));
+		if (!ctx->partial || case_result_init(ctx->partial, ctx->inst)) {
+			free(ctx->partial);
+			ctx->partial = NULL;
+			return;
+		}
+	}
+	case_result_add_sample(&ctx->partial->metrics[m], value, 0);
+}
+
+bool case_settled(struct case_ctx *ctx)
+{
+	const struct case_result *p = ctx->partial;
+	bool any = false;
+
+	if (!p || !ctx->opts->settled || ctx->opts->samples_set)
+		return false;
+	for (unsigned int m = 0; m < ctx->inst->def->n_metrics; m++) {
+		if (p->metrics[m].n && p->metrics[m].n < CASE_MIN_SAMPLES)
+			return false;
+		any |= p->metrics[m].n > 0;
+	}
+	return any && ctx->opts->settled(p, ctx->opts->settled_arg);
+}
+
 const char *case_param(const struct case_ctx *ctx, const char *name)
 {
 	return case_params_get(&ctx->inst->params, name);
@@ -84,6 +117,7 @@ void case_sample(struct case_ctx *ctx, unsigned int m, double value,
 		span = NULL;
 	emit(ctx, json_pack("{s:s, s:i, s:f, s:b}", "ev", "sample", "m", (int)m, "v", value,
 			    "stolen", span && span->steal_ticks > 0));
+	keep_sample(ctx, m, value);
 }
 
 void case_counter(struct case_ctx *ctx, unsigned int m, const char *counter)
@@ -136,5 +170,10 @@ void case_say(struct case_ctx *ctx, const char *ev, const char *fmt, ...)
 
 void child_finish(struct case_ctx *ctx)
 {
+	if (ctx->partial) {
+		case_result_release(ctx->partial);
+		free(ctx->partial);
+		ctx->partial = NULL;
+	}
 	emit(ctx, json_pack("{s:s}", "ev", "done"));
 }

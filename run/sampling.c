@@ -23,6 +23,14 @@ int case_interleave(const struct case_arms *arms)
 			ret = arms->round_end(arms->arg, i, measured);
 		if (ret)
 			return ret;
+		if (measured && arms->ctx && i + 1 < arms->warmup + arms->samples &&
+		    case_settled(arms->ctx)) {
+			case_log(arms->ctx,
+				 "sampling stopped after %u of %u rounds: the samples settle every "
+				 "verdict they feed",
+				 i + 1 - arms->warmup, arms->samples);
+			break;
+		}
 	}
 	return 0;
 }

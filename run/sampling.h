@@ -25,6 +25,9 @@ struct case_arms {
 	/* After each round (may be NULL): figures made of the round's arms, a speedup say. */
 	int (*round_end)(void *arg, unsigned int round, bool measured);
 	void *arg;
+	/* The case (may be NULL): with it, the rounds stop early once case_settled() says the
+	 * samples so far settle every verdict they feed (run_opts.settled). */
+	struct case_ctx *ctx;
 };
 
 /**
@@ -32,7 +35,8 @@ struct case_arms {
  * starting one arm later than the round before, so that no arm always runs first (right
  * after fresh inputs, or right after the previous round's unmap). Stops at the first
  * callback that returns non-zero and returns that value: the callback has already said
- * what went wrong (case_error, case_fail). Returns 0 when every round ran.
+ * what went wrong (case_error, case_fail). With @arms->ctx it stops after a measured round
+ * where case_settled() is true, saying so in the case's log. Returns 0 when the rounds ran.
  */
 int case_interleave(const struct case_arms *arms);
 

@@ -235,7 +235,8 @@ static void perf_memslots(struct case_ctx *ctx)
 				 .warmup = o->warmup,
 				 .samples = o->samples,
 				 .sample = memslots_sample,
-				 .arg = &mc};
+				 .arg = &mc,
+				 .ctx = ctx};
 	struct mg_err err;
 	char what[64] = "";
 	int ret;

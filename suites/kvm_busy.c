@@ -216,7 +216,7 @@ void kvm_busy_run(struct case_ctx *ctx)
 	const struct run_opts *o = case_opts(ctx);
 	struct busy_case *bc = calloc(1, sizeof(*bc));
 	struct case_arms arms = {
-	    .n = 2, .warmup = o->warmup, .samples = o->samples, .sample = busy_sample};
+	    .n = 2, .warmup = o->warmup, .samples = o->samples, .sample = busy_sample, .ctx = ctx};
 	struct sigaction sa = {.sa_handler = kick};
 	int ret;
 	struct mg_err err;

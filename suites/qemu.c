@@ -356,7 +356,8 @@ static void perf_prealloc(struct case_ctx *ctx)
 				 .samples = o->samples,
 				 .sample = qemu_sample,
 				 .round_end = qemu_round_end,
-				 .arg = &qc};
+				 .arg = &qc,
+				 .ctx = ctx};
 	unsigned int pus = hw->n_pus ? hw->n_pus : 1;
 	char why[256];
 

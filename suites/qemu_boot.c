@@ -200,7 +200,8 @@ void qemu_boot_run(struct case_ctx *ctx)
 				 .samples = o->samples < BOOT_SAMPLES ? o->samples : BOOT_SAMPLES,
 				 .sample = boot_sample,
 				 .round_end = boot_round_end,
-				 .arg = &bc};
+				 .arg = &bc,
+				 .ctx = ctx};
 
 	if (!o->kit || !o->kit->kernel[0]) {
 		case_skip(ctx, "%s", o->kit ? o->kit->why : "no guest kit");

@@ -192,7 +192,8 @@ static void perf_boot(struct case_ctx *ctx)
 				 .warmup = o->warmup,
 				 .samples = o->samples,
 				 .sample = boot_sample,
-				 .arg = &bc};
+				 .arg = &bc,
+				 .ctx = ctx};
 	const char *no_trim = rcu_trim_unsupported();
 
 	if (no_trim) {
@@ -510,8 +511,12 @@ static void perf_ops(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	struct ops_case oc = {.ctx = ctx};
-	struct case_arms arms = {
-	    .n = 2, .warmup = o->warmup, .samples = o->samples, .sample = ops_sample, .arg = &oc};
+	struct case_arms arms = {.n = 2,
+				 .warmup = o->warmup,
+				 .samples = o->samples,
+				 .sample = ops_sample,
+				 .arg = &oc,
+				 .ctx = ctx};
 	int ret;
 
 	if (case_counter_open(ctx, &oc.counter))

@@ -608,10 +608,26 @@ static void test_long_cases(void **state)
 	expect(0, "rcu.perf.boot[disks=200,impl=idle]", "list -s rcu --long");
 }
 
+/* `list` gives each metric its own unit and the way it is better: KiB and counts are not "ms". */
+static void test_list_units(void **state)
+{
+	static const struct expectation e[] = {
+	    {0, "none.boot_ms (ms, lower), none.anon_boot_kib (KiB, lower)", "list -s rcu"},
+	    {0, "none.batches (batches, lower)", "list -s rcu"},
+	    {0, "impl.threads (threads, higher)", "list -s prealloc"},
+	    {0, "impl.update_median (cycles, lower)", "list -s memslots --counter tsc"},
+	    {0, "impl.update_median (instructions, lower)", "list -s memslots --counter simulated"},
+	};
+
+	(void)state;
+	expect_all(e, ARRAY_SIZE(e));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_usage),
+	    cmocka_unit_test(test_list_units),
 	    cmocka_unit_test(test_prealloc_checks),
 	    cmocka_unit_test(test_memslots_checks),
 	    cmocka_unit_test(test_rcu_suite),

@@ -56,7 +56,7 @@ static const struct expectation ab_side_expectations[] = {
     {2, "does not speak the A/B protocol",
      "ab --base /bin/true --head $MG_BUILD/memgate -s memslots"},
     {2, "/nonexistent/memgate", "ab --base $MG_BUILD/memgate --head /nonexistent/memgate"},
-    {2, "ab needs --base", "ab --head build/memgate"},
+    {2, "ab needs --base", "ab --head $MG_BUILD/memgate"},
     {0, "memgate ab-protocol 1", "ab-protocol"},
     {2, "unrecognized option '--bogus'", "ab-protocol --bogus"},
     /* Real timings of one build on both sides: a verdict either way (wrong at its alpha by
@@ -279,9 +279,9 @@ static void test_counter_cli(void **state)
 	snprintf(args, sizeof(args), "compare %s %s", s.a, s.b);
 	expect(0, NULL, args);
 	/* A/B of simulated counts: two rounds, exact. */
-	expect(
-	    0, "every round the same: the mean is exact (simulated counts)",
-	    "ab --base build/memgate --head build/memgate -s rcu -k '*ops*' --counter simulated");
+	expect(0, "every round the same: the mean is exact (simulated counts)",
+	       "ab --base $MG_BUILD/memgate --head $MG_BUILD/memgate -s rcu -k '*ops*' --counter "
+	       "simulated");
 	snprintf(args, sizeof(args), "rm -rf %s", s.dir);
 	assert_int_equal(system(args), 0);
 }
@@ -295,7 +295,7 @@ static void test_calibrate_cli(void **state)
 
 	(void)state;
 	expect(2, "--rounds expects an even number",
-	       "ab --base build/memgate --head build/memgate --rounds 3");
+	       "ab --base $MG_BUILD/memgate --head $MG_BUILD/memgate --rounds 3");
 	expect(2, "calibrate needs --history DIR", "calibrate -s memslots");
 	expect(2, "--spread expects a fraction", "model --spread 2");
 	expect(0, "medians of 5, flag, 5 fresh, Holm",
@@ -310,10 +310,11 @@ static void test_calibrate_cli(void **state)
 	snprintf(file, sizeof(file), "%.*s", (int)(end - path), path);
 	free(out);
 	/* 4 rounds are too few to be used: the run's own spread, said. */
-	snprintf(args, sizeof(args),
-		 "ab --base build/memgate --head build/memgate %s --rounds 2 --confirm-rounds 2 "
-		 "--calibration %s",
-		 sel, dir);
+	snprintf(
+	    args, sizeof(args),
+	    "ab --base $MG_BUILD/memgate --head $MG_BUILD/memgate %s --rounds 2 --confirm-rounds 2 "
+	    "--calibration %s",
+	    sel, dir);
 	expect_judged("no calibration for this host class and metric", args);
 	/* The same file saying 40 rounds of a 2% spread: the calibrated spread decides, and the
 	 * verdict says so (whatever spread, 0 included, these few rounds happened to measure). */

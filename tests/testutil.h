@@ -184,12 +184,12 @@ static inline int test_under_asan(void)
 	return s && !strcmp(s, "asan");
 }
 
-/* Where the two JUnit schemas are: $MEMGATE_SCHEMAS, else the shared folder beside the checkout. */
+/* Where the two JUnit schemas are: $MEMGATE_SCHEMAS, else the copies in the repository. */
 static inline const char *test_schema_dir(void)
 {
 	const char *d = getenv("MEMGATE_SCHEMAS");
 
-	return d && *d ? d : "../shared/schemas";
+	return d && *d ? d : "tests/schemas";
 }
 
 /* Real machines' hwloc XML, in the repository (with hwloc's licence). */

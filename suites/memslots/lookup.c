@@ -202,7 +202,8 @@ void memslots_case_perf_lookup(struct case_ctx *ctx)
 				 .samples = o->samples,
 				 .round_begin = lookup_round,
 				 .sample = lookup_sample,
-				 .arg = &lc};
+				 .arg = &lc,
+				 .ctx = ctx};
 
 	if (!lc.ls || lookup_setup(lc.ls, memslots_case_param_uint(ctx, "capacity"), o->seed)) {
 		case_error(ctx, "cannot build a set of %u slots",

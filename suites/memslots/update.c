@@ -278,7 +278,8 @@ static void perf_update(struct case_ctx *ctx, bool growing)
 				 .warmup = o->warmup,
 				 .samples = o->samples,
 				 .sample = update_sample,
-				 .arg = &uc};
+				 .arg = &uc,
+				 .ctx = ctx};
 
 	if (case_counter_open(ctx, &uc.counter))
 		return;
@@ -342,7 +343,8 @@ void memslots_case_perf_growth(struct case_ctx *ctx)
 				 .warmup = o->warmup,
 				 .samples = o->samples,
 				 .sample = growth_sample,
-				 .arg = &gc};
+				 .arg = &gc,
+				 .ctx = ctx};
 
 	if (case_counter_open(ctx, &gc.counter))
 		return;

@@ -154,7 +154,8 @@ void prealloc_case_regions(struct case_ctx *ctx)
 				 .samples = o->samples,
 				 .sample = regions_sample,
 				 .round_end = regions_round_end,
-				 .arg = &rc};
+				 .arg = &rc,
+				 .ctx = ctx};
 	uint64_t size = case_guest_size(hw, o), page;
 
 	if (rc.g.kind < 0)

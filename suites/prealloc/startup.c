@@ -235,7 +235,8 @@ void prealloc_case_startup(struct case_ctx *ctx)
 				 .round_begin = startup_round_begin,
 				 .sample = startup_sample,
 				 .round_end = startup_round_end,
-				 .arg = &sc};
+				 .arg = &sc,
+				 .ctx = ctx};
 
 	if (sc.kind < 0)
 		return;
