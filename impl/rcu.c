@@ -200,6 +200,7 @@ static struct {
 	struct event ready;  /* set on every enqueue: the thread may have gone idle */
 	pthread_t thread;
 	bool running, stop;
+	bool idle; /* the thread found the queue empty after its sleep and waits for a call */
 	enum rcu_trim trim;
 	pthread_mutex_t *big_lock;
 	struct rcu_stats stats; /* written by the thread, read under stats_lock */
@@ -315,7 +316,9 @@ static unsigned long wait_for_batch(void)
 					trim(true);
 				if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE))
 					return 0;
+				__atomic_store_n(&calls.idle, true, __ATOMIC_RELEASE);
 				event_wait(&calls.ready);
+				__atomic_store_n(&calls.idle, false, __ATOMIC_RELEASE);
 			}
 		}
 		n = queued();
@@ -370,6 +373,7 @@ int rcu_start(enum rcu_trim trim_policy, pthread_mutex_t *big_lock)
 	calls.trim = trim_policy;
 	calls.big_lock = big_lock;
 	calls.stop = false;
+	calls.idle = false;
 	memset(&calls.stats, 0, sizeof(calls.stats));
 	ret = pthread_create(&calls.thread, NULL, call_rcu_thread, NULL);
 	if (ret)
@@ -412,6 +416,20 @@ void rcu_get_stats(struct rcu_stats *out)
 	pthread_mutex_lock(&calls.stats_lock);
 	*out = calls.stats;
 	pthread_mutex_unlock(&calls.stats_lock);
+}
+
+bool rcu_wait_idle(unsigned int timeout_ms)
+{
+	const struct timespec tick = {0, 1000000};
+
+	/* Polled, as the trims are: the flag is set only once the queue was found empty. */
+	for (unsigned int waited = 0;; waited++) {
+		if (__atomic_load_n(&calls.idle, __ATOMIC_ACQUIRE) && queued() == 0)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		nanosleep(&tick, NULL);
+	}
 }
 
 bool rcu_wait_trims(uint64_t n, unsigned int timeout_ms)

@@ -95,6 +95,14 @@ void rcu_get_stats(struct rcu_stats *out);
 bool rcu_wait_trims(uint64_t n, unsigned int timeout_ms);
 
 /**
+ * rcu_wait_idle() - wait, at most @timeout_ms, until the call_rcu thread has run everything
+ * queued, found the queue empty after its sleep (and, under the idle policy, trimmed) and waits
+ * for the next call_rcu(). Call it after drain_call_rcu(): the thread is then past the batch
+ * that drained. Returns whether it got there.
+ */
+bool rcu_wait_idle(unsigned int timeout_ms);
+
+/**
  * rcu_trim_unsupported() - NULL when malloc_trim works here, else why not: the process's
  * malloc comes from another library than the C library's (jemalloc or tcmalloc linked or
  * LD_PRELOADed), whose malloc_trim would trim an arena nothing allocates from. QEMU's

@@ -364,8 +364,6 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 			    .n_disks = p->disks,
 			    .seed = p->seed,
 			    .node_hint = DISPATCH_NODE_HINT};
-	struct timespec pause = {RCU_BOOT_IDLE_PAUSE_MS / 1000,
-				 (RCU_BOOT_IDLE_PAUSE_MS % 1000) * 1000000L};
 	struct kvm_guest guest;
 	struct rusage ru0, ru1;
 	pthread_t reader;
@@ -410,9 +408,14 @@ int rcu_boot_run(const struct rcu_boot_params *p, struct rcu_boot_result *r, str
 	read_rss(&r->rss_boot_kib, &r->heap_boot_kib);
 	__atomic_store_n(&m.boot_done, 1, __ATOMIC_RELEASE);
 	pthread_join(reader, NULL);
-	/* Idle: everything queued runs, then the thread sleeps (and, idle policy, trims). */
+	/* Idle: everything queued runs, then the thread sleeps (and, idle policy, trims) and
+	 * waits for work. */
 	drain_call_rcu();
-	nanosleep(&pause, NULL);
+	if (!ret && !rcu_wait_idle(RCU_BOOT_IDLE_TIMEOUT_MS))
+		ret = mg_err_set(err, ETIMEDOUT,
+				 "boot: the call_rcu thread did not go idle within %u ms of the "
+				 "boot",
+				 RCU_BOOT_IDLE_TIMEOUT_MS);
 	read_rss(&r->rss_idle_kib, &r->heap_idle_kib);
 	rcu_get_stats(&r->rcu);
 	rcu_stop();

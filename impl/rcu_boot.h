@@ -37,9 +37,10 @@ struct rcu_boot_result {
 	uint64_t reader_bad; /* lookups that saw a freed map: must be 0 */
 };
 
-/* The pause after boot: long enough for the call_rcu thread to drain and go idle (the
- * batching rule waits at most 5 x 10 ms, an idle trim comes 10 ms after the last batch). */
-#define RCU_BOOT_IDLE_PAUSE_MS 200
+/* After the boot the call_rcu thread drains and goes idle (the batching rule waits at most
+ * 5 x 10 ms, an idle trim comes 10 ms after the last batch): the idle figures are read when it
+ * is waiting for work again. Past this it is stuck, and the boot an error. */
+#define RCU_BOOT_IDLE_TIMEOUT_MS 2000
 
 /* Config-space accesses per disk: 7 from the firmware, 10 from the kernel. */
 #define RCU_BOOT_ACCESSES_PER_DISK 17

@@ -188,7 +188,7 @@ static void boot_policy(enum rcu_trim trim, bool guest, uint64_t modelled_exit_n
 		assert_int_equal(r.rcu.trims, r.rcu.batches);
 		break;
 	case RCU_TRIM_IDLE:
-		/* The idle pause is long enough for the thread to find the queue empty. */
+		/* Read once the thread found the queue empty and waits: it has trimmed. */
 		assert_true(r.rcu.trims >= 1);
 		assert_int_equal(r.rcu.trims_not_idle, 0);
 		break;
