@@ -127,10 +127,10 @@ $(B)/tests/test_options: $(B)/tests/test_options.o $(B)/cli/options.o $(B)/cli/m
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
 # The RCU again under ThreadSanitizer: its barriers and locks, checked as they run.
-$(B)/tsan/test_rcu: tests/test_rcu.c impl/rcu.c impl/rcu.h util/text.c
+$(B)/tsan/test_rcu: tests/test_rcu.c impl/rcu.c impl/rcu.h util/text.c util/err.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -O1 -fsanitize=thread $(PKG_CFLAGS) $(TEST_CFLAGS) tests/test_rcu.c impl/rcu.c \
-		util/text.c -o $@ $(TEST_LIBS) $(PKG_LIBS) -pthread
+		util/text.c util/err.c -o $@ $(TEST_LIBS) $(PKG_LIBS) -pthread
 
 tsan: $(B)/tsan/test_rcu
 	TSAN_OPTIONS=halt_on_error=1 CMOCKA_MESSAGE_OUTPUT=TAP $(B)/tsan/test_rcu

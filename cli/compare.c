@@ -145,7 +145,8 @@ static int ab_start(struct cli *c, struct hw_info *hw, struct ab_side *a, struct
 	o->common = s->common;
 	cli_signals_defer();
 	if ((ret = tmpdir_make(s->dir, sizeof(s->dir), "ab"))) {
-		fprintf(stderr, "memgate: cannot make a scratch directory: %s\n", strerror(-ret));
+		fprintf(stderr, "memgate: ab: cannot make its working folder in %s ($TMPDIR): %s\n",
+			tmpdir_base(), strerror(-ret));
 		cli_signals_restore();
 		return EXIT_HARNESS;
 	}
@@ -461,12 +462,12 @@ int cli_cmd_baseline(int argc, char **argv)
 		/* Name the folder that failed, the history's or its host class's. */
 		fprintf(stderr, "memgate: baseline add: %s: %s\n", bad,
 			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
-		ret = EXIT_HARNESS;
+		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;
 		goto out;
 	}
-	text = text_read_file(c.args[1], 1u << 30);
+	text = text_read_input(c.args[1], HIST_MAX_BYTES, NULL, &err);
 	if (!text || file_whole(text, dst, &err)) {
-		fprintf(stderr, "memgate: baseline add: %s\n", text ? err.msg : strerror(errno));
+		fprintf(stderr, "memgate: baseline add: %s\n", err.msg);
 		/* The same run filed twice is the input's doing; a failed write the harness's. */
 		ret = text && err.code == EEXIST ? EXIT_USAGE : EXIT_HARNESS;
 		goto out;
@@ -571,6 +572,13 @@ int cli_cmd_calibrate(int argc, char **argv)
 	if (!c.calibration) {
 		ret = cli_usage_error("calibrate needs --history DIR: where the baselines of this "
 				      "host class are kept");
+		goto out_rules;
+	}
+	/* The history is checked before the runs, not after the half hour they take. */
+	if ((ret = history_dir(c.calibration))) {
+		fprintf(stderr, "memgate: calibrate: --history %s: %s\n", c.calibration,
+			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
+		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;
 		goto out_rules;
 	}
 	if (len <= 0) {

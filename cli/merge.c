@@ -7,8 +7,10 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "judge/history.h"
 #include "judge/merge.h"
 #include "reports/file.h"
+#include "util/text.h"
 
 int cli_cmd_merge(int argc, char **argv)
 {
@@ -30,12 +32,17 @@ int cli_cmd_merge(int argc, char **argv)
 		return EXIT_HARNESS;
 	for (; n < c.n_args && !ret; n++) {
 		json_error_t e;
+		size_t len = 0;
+		char *text = text_read_input(c.args[n], HIST_MAX_BYTES, &len, &err);
 
-		shards[n] = json_load_file(c.args[n], 0, &e);
-		if (!shards[n]) {
+		shards[n] = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &e) : NULL;
+		if (!text)
+			fprintf(stderr, "memgate: %s\n", err.msg);
+		else if (!shards[n])
 			fprintf(stderr, "memgate: %s:%d: %s\n", c.args[n], e.line, e.text);
+		if (!shards[n])
 			ret = EXIT_USAGE;
-		}
+		free(text);
 	}
 	if (!ret &&
 	    merge_shards(shards, (const char *const *)c.args, (size_t)c.n_args, &out, &err)) {

@@ -179,8 +179,8 @@ int cli_cmd_vm(int argc, char **argv)
 	/* A folder of this run's own for the initramfs and the reports, removed at the end. */
 	r = calloc(1, sizeof(*r));
 	if (!r || (ret = tmpdir_make(dir, sizeof(dir), "vm"))) {
-		fprintf(stderr, "memgate vm: a folder for the guest's files: %s\n",
-			strerror(r ? -ret : ENOMEM));
+		fprintf(stderr, "memgate vm: a folder for the guest's files in %s ($TMPDIR): %s\n",
+			tmpdir_base(), strerror(r ? -ret : ENOMEM));
 		free(r);
 		return EXIT_HARNESS;
 	}

@@ -25,6 +25,11 @@
 #define RECORD_FACTS "host.json"
 /* host.json is a few KiB; a larger file is not one memgate wrote. */
 #define RECORD_MAX_FACTS_BYTES (1u << 20)
+/* What a host can hold: the PUs hw/topo.c plans for at most, and a TSC of at most 100 GHz. */
+#define RECORD_MAX_PUS 16384
+#define RECORD_MAX_TSC_HZ 100e9
+/* libcpuid's dump is a few hundred lines of registers. */
+#define RECORD_MAX_CPUID_BYTES (1u << 20)
 
 static void record_path(char *buf, size_t len, const char *dir, const char *file)
 {
@@ -139,11 +144,18 @@ static int load_facts(struct hw_info *hw, const char *path, struct mg_err *err)
 		goto out;
 	}
 	if (online <= 0 || allowed < 0 || cores < 0 || unbindable < 0 || total < 0 || avail < 0 ||
-	    (pools && !json_is_array(pools))) {
+	    online > RECORD_MAX_PUS || allowed > online || cores > online ||
+	    unbindable > RECORD_MAX_PUS || (pools && !json_is_array(pools))) {
 		ret = mg_err_set(err, EINVAL,
-				 "%s: host.cpus.online must be positive, every count "
-				 "0 or more, host.hugepages an array",
-				 path);
+				 "%s: host.cpus.online must be from 1 to %d, allowed and cores "
+				 "at most that, every count 0 or more, host.hugepages an array",
+				 path, RECORD_MAX_PUS);
+		goto out;
+	}
+	if (!(tsc >= 0 && tsc < RECORD_MAX_TSC_HZ)) {
+		ret = mg_err_set(err, EINVAL,
+				 "%s: host.tsc_hz %g: expected 0 (not measured) up to %.0f GHz",
+				 path, tsc, RECORD_MAX_TSC_HZ / 1e9);
 		goto out;
 	}
 	if (pools && (ret = facts_pools(hw, pools, path, err)))
@@ -171,20 +183,16 @@ out:
 	return ret;
 }
 
-/* A regular file of a sane size: a FIFO would hang the reader. */
-static int facts_file_ok(const char *path, struct mg_err *err)
+/* A regular file of a sane size: a FIFO would hang the reader (libcpuid's too). */
+static int record_file_ok(const char *path, size_t max, struct mg_err *err)
 {
-	struct stat st;
+	struct mg_err why;
 
-	if (stat(path, &st))
-		return mg_err_set(err, errno,
-				  "%s: %s (a host record is a folder that `memgate hw "
-				  "--record DIR` wrote)",
-				  path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > RECORD_MAX_FACTS_BYTES)
-		return mg_err_set(err, EINVAL, "%s: not a regular file of at most %u KiB", path,
-				  RECORD_MAX_FACTS_BYTES >> 10);
-	return 0;
+	if (!text_input_check(path, max, &why))
+		return 0;
+	return mg_err_set(err, why.code == ENOENT ? ENOENT : EINVAL,
+			  "%s (a host record is a folder that `memgate hw --record DIR` wrote)",
+			  why.msg);
 }
 
 int hw_load_record(struct hw_info *hw, const char *dir, struct mg_err *err)
@@ -195,7 +203,7 @@ int hw_load_record(struct hw_info *hw, const char *dir, struct mg_err *err)
 
 	memset(hw, 0, sizeof(*hw));
 	record_path(path, sizeof(path), dir, RECORD_FACTS);
-	if (facts_file_ok(path, err))
+	if (record_file_ok(path, RECORD_MAX_FACTS_BYTES, err))
 		return -EINVAL;
 	record_path(path, sizeof(path), dir, RECORD_TOPOLOGY);
 	ret = hw_topo_load(hw, path, err);
@@ -214,6 +222,9 @@ int hw_load_record(struct hw_info *hw, const char *dir, struct mg_err *err)
 	if (access(path, F_OK)) {
 		snprintf(hw->cpu.brand, sizeof(hw->cpu.brand), "(no %s in the record)",
 			 RECORD_CPUID);
+	} else if (record_file_ok(path, RECORD_MAX_CPUID_BYTES, err)) {
+		hw_release(hw);
+		return -EINVAL;
 	} else if (hw_cpu_load(&hw->cpu, path, &cpu_err)) {
 		if (cpu_err.code == EINVAL) {
 			mg_err_set(err, EINVAL, "%s", cpu_err.msg);

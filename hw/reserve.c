@@ -185,7 +185,7 @@ static int write_state(void)
 	for (int i = 0; i < n_saved; i++)
 		fprintf(f, "pool %llu %d %llu %llu\n", (unsigned long long)saved[i].page_kib,
 			saved[i].node, (unsigned long long)saved[i].old_total,
-			(unsigned long long)(saved[i].old_total + saved[i].delta));
+			(unsigned long long)saved[i].old_total + saved[i].delta);
 	if (fclose(f) || rename(tmp, state_path))
 		return -errno;
 	return 0;
@@ -366,7 +366,7 @@ static bool settle_record(const struct dead_record *r, FILE *out)
 			    "memgate: put back %llu hugetlb pages of %s that memgate %s reserved "
 			    "and did not restore (it was killed): %llu -> %llu pages\n",
 			    (unsigned long long)p->delta, where, r->name,
-			    (unsigned long long)(p->old_total + p->delta),
+			    (unsigned long long)p->old_total + p->delta,
 			    (unsigned long long)p->old_total);
 			continue;
 		}
@@ -378,7 +378,7 @@ static bool settle_record(const struct dead_record *r, FILE *out)
 			"from %llu to %llu pages, and the pool holds %llu (%llu free)%s; nothing "
 			"was changed (kept as %s)\n",
 			path, r->name, where, (unsigned long long)p->old_total,
-			(unsigned long long)(p->old_total + p->delta), (unsigned long long)total,
+			(unsigned long long)p->old_total + p->delta, (unsigned long long)total,
 			(unsigned long long)free_now,
 			total != p->old_total + p->delta
 			    ? ": it was resized since, or never that size"

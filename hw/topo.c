@@ -83,24 +83,6 @@ static double synthetic_leaves(const char *desc)
 	return leaves;
 }
 
-/* Only a regular file of a sane size: a FIFO would hang the reader, a huge file stall it. */
-static int xml_file_ok(const char *path, struct mg_err *err)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return mg_err_set(err, EINVAL,
-				  "%s: not a regular file (an hwloc XML topology is "
-				  "one)",
-				  path);
-	if ((uint64_t)st.st_size > TOPO_MAX_XML_BYTES)
-		return mg_err_set(err, EFBIG, "%s: %lld bytes; a topology file is at most %u MiB",
-				  path, (long long)st.st_size, TOPO_MAX_XML_BYTES >> 20);
-	return 0;
-}
-
 static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *err)
 {
 	if (!spec) {
@@ -134,7 +116,9 @@ static int topo_set_source(struct hw_info *hw, const char *spec, struct mg_err *
 	snprintf(hw->source_desc, sizeof(hw->source_desc), "%s", spec);
 	if (access(spec, R_OK))
 		return mg_err_set(err, errno, "%s: %s", spec, strerror(errno));
-	if (xml_file_ok(spec, err))
+	/* Only a regular file of a sane size: a FIFO would hang the reader, a huge file stall it.
+	 */
+	if (text_input_check(spec, TOPO_MAX_XML_BYTES, err))
 		return -EINVAL;
 	if (xml_precheck(spec, err))
 		return -EINVAL;

@@ -116,9 +116,16 @@ static int run_round(struct ab_side *s, const struct ab_opts *o, struct ab_case 
 			  &code, err);
 	if (ret)
 		return ret;
-	ret = hist_load(&r, path, err);
-	if (ret)
-		return ret;
+	/* No results, or garbage for them, is the side failing on that case, as a crash is. */
+	if (hist_load(&r, path, err)) {
+		char line[160];
+
+		ab_side_last_line(log, line, sizeof(line));
+		return mg_err_set(err, ECANCELED,
+				  "%s (%s) %s: no results memgate can read (%.200s); "
+				  "it said: %s",
+				  s->role, s->spec, doing, err->msg, line);
+	}
 	hc = hist_case(&r, extra[1]);
 	/* The case itself did not pass on this side: no figures, and the reason to report. */
 	if (hc && strcmp(hc->outcome, "PASS")) {

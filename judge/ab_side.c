@@ -23,8 +23,14 @@ volatile sig_atomic_t ab_side_stop;
 /* What a side prints for `list --json` or `ab-protocol`, read back at most. */
 #define AB_OUTPUT_MAX (8u << 20)
 
-/* A side's `list` or `ab-protocol` must answer within this. */
+/* A side's `list` or `ab-protocol` must answer within this, or ab's --timeout when shorter. */
 #define AB_QUICK_TIMEOUT_S 60
+
+static double quick_timeout(const struct ab_opts *o)
+{
+	return o->timeout_s > 0 && o->timeout_s < AB_QUICK_TIMEOUT_S ? o->timeout_s
+								     : AB_QUICK_TIMEOUT_S;
+}
 
 /* What wordexp() said, for a person. */
 static const char *wordexp_error(int ret)
@@ -133,18 +139,20 @@ void ab_side_last_line(const char *path, char *buf, size_t len)
 /*
  * Which word of the side is the memgate: the first whose prefix of words, asked
  * `ab-protocol`, answers it (a wrapper such as `env VAR=1`, `taskset -c 1` or `nice` comes
- * before it). Sets @s->bin; false when none answers.
+ * before it). Sets @s->bin; false when none answers, @last then saying why the whole side's
+ * words could not be asked (a timeout), if they could not.
  */
-static bool find_memgate(struct ab_side *s, const char *path)
+static bool find_memgate(struct ab_side *s, const struct ab_opts *o, const char *path,
+			 struct mg_err *last)
 {
 	int argc = s->argc, status = 0;
-	struct mg_err ignored;
 	char line[256];
 
 	for (s->bin = 0; s->bin < argc; s->bin++) {
 		s->argc = s->bin + 1; /* the words up to it, no options yet */
-		if (!ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S,
-				   &status, &ignored) &&
+		mg_err_clear(last);
+		if (!ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, quick_timeout(o),
+				   &status, last) &&
 		    WIFEXITED(status) && !WEXITSTATUS(status)) {
 			ab_side_last_line(path, line, sizeof(line));
 			if (!strcmp(line, AB_PROTOCOL_LINE))
@@ -160,19 +168,35 @@ static bool find_memgate(struct ab_side *s, const char *path)
 
 int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
 {
+	struct mg_err last;
 	char path[600], line[256];
 	int status = 0, ret;
 
 	snprintf(path, sizeof(path), "%s/%s-protocol.txt", o->workdir, s->role);
-	find_memgate(s, path);
+	/* No prefix of its words answers: say what the whole side said, not a wrapper's error
+	 * about a word after it (`env: 'ab-protocol': No such file`). */
+	if (!find_memgate(s, o, path, &last) && s->argc > 1) {
+		if (last.code)
+			return mg_err_set(err, EPROTO, "%s", last.msg);
+		ab_side_last_line(path, line, sizeof(line));
+		return mg_err_set(
+		    err, EPROTO,
+		    "--%s %s: does not speak the A/B protocol: no prefix of its words "
+		    "answered `ab-protocol` with \"%s\" (the whole side said "
+		    "\"%.120s\")",
+		    s->role, s->spec, AB_PROTOCOL_LINE, line);
+	}
 	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
-	ret = ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, AB_QUICK_TIMEOUT_S, &status,
-			    err);
+	ret =
+	    ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, quick_timeout(o), &status, err);
 	if (ret)
 		return mg_err_set(err, EPROTO, "%s", err->msg);
 	ab_side_last_line(path, line, sizeof(line));
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec, line);
+		return mg_err_set(err, EPROTO, "--%s %s: %s", s->role, s->spec,
+				  *line ? line
+					: "could not be run (exit 127: not found, a folder, or "
+					  "not executable)");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 2 && s->argc > s->bin + 1)
 		return mg_err_set(err, EINVAL, "--%s %s: %s", s->role, s->spec, line);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) || strcmp(line, AB_PROTOCOL_LINE))
@@ -201,8 +225,11 @@ int ab_side_list(struct ab_side *s, const struct ab_opts *o, struct ab_side_list
 	int status = 0, ret;
 
 	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
-	ret = ab_side_spawn(s, "list", o->common, o->n_common, extra, 1, path, AB_QUICK_TIMEOUT_S,
+	ret = ab_side_spawn(s, "list", o->common, o->n_common, extra, 1, path, quick_timeout(o),
 			    &status, err);
+	/* A side that hangs listing its cases failed, as one that crashes there. */
+	if (ret == -ETIMEDOUT)
+		return mg_err_set(err, ECHILD, "%s", err->msg);
 	if (ret)
 		return ret;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
@@ -216,7 +243,7 @@ int ab_side_list(struct ab_side *s, const struct ab_opts *o, struct ab_side_list
 				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
 				  WEXITSTATUS(status), line);
 	}
-	l->root = json_load_file(path, 0, &jerr);
+	l->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_array(l->root)) {
 		json_decref(l->root);
 		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",

@@ -33,12 +33,16 @@ static const char *str_or(const json_t *o, const char *field, const char *otherw
 	return s ? s : otherwise;
 }
 
-/* A number field of @o that must be there and be finite and not negative. */
-static int number(const json_t *o, const char *field, double *out)
+/* The most a calibration can claim: counts a run could make, a spread of the log of a ratio. */
+#define CALIB_MAX_COUNT 1e6
+#define CALIB_MAX_SPREAD 10.0
+
+/* A number field of @o that must be there, from 0 to @max. */
+static int number(const json_t *o, const char *field, double max, double *out)
 {
 	const json_t *v = json_object_get(o, field);
 
-	if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+	if (!json_is_number(v) || !(json_number_value(v) >= 0 && json_number_value(v) <= max))
 		return -EINVAL;
 	*out = json_number_value(v);
 	return 0;
@@ -47,7 +51,7 @@ static int number(const json_t *o, const char *field, double *out)
 int calib_parse(struct calibration *c, const char *text, const char *name, struct mg_err *err)
 {
 	json_error_t jerr;
-	json_t *root = json_loads(text, 0, &jerr), *metrics;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *metrics;
 	double runs = 0, rounds = 0;
 	int ret = 0;
 
@@ -57,12 +61,12 @@ int calib_parse(struct calibration *c, const char *text, const char *name, struc
 		return mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
 	metrics = json_object_get(root, "metrics");
 	if (json_integer_value(json_object_get(root, "format")) != CALIB_FORMAT ||
-	    !json_is_array(metrics) || number(root, "runs", &runs) ||
-	    number(root, "rounds", &rounds)) {
+	    !json_is_array(metrics) || number(root, "runs", CALIB_MAX_COUNT, &runs) ||
+	    number(root, "rounds", CALIB_MAX_COUNT, &rounds)) {
 		ret = mg_err_set(err, EINVAL,
-				 "%s: expected a memgate calibration (format %d: runs, rounds and "
-				 "a list of metrics)",
-				 name, CALIB_FORMAT);
+				 "%s: expected a memgate calibration (format %d: runs and rounds "
+				 "from 0 to %.0f, and a list of metrics)",
+				 name, CALIB_FORMAT, CALIB_MAX_COUNT);
 		goto out;
 	}
 	c->runs = (unsigned int)runs;
@@ -84,13 +88,15 @@ int calib_parse(struct calibration *c, const char *text, const char *name, struc
 		struct calib_entry *e = &c->e[c->n];
 		double n_rounds;
 
-		if (!key || strlen(key) >= sizeof(e->key) || number(m, "sd", &e->noise.sd) ||
-		    number(m, "width", &e->noise.width) || number(m, "rounds", &n_rounds)) {
-			ret = mg_err_set(
-			    err, EINVAL,
-			    "%s: metric %zu: expected key, rounds, sd and width (numbers "
-			    "of at least 0)",
-			    name, i + 1);
+		if (!key || strlen(key) >= sizeof(e->key) ||
+		    number(m, "sd", CALIB_MAX_SPREAD, &e->noise.sd) ||
+		    number(m, "width", CALIB_MAX_SPREAD, &e->noise.width) ||
+		    number(m, "rounds", CALIB_MAX_COUNT * CALIB_MAX_COUNT, &n_rounds)) {
+			ret = mg_err_set(err, EINVAL,
+					 "%s: metric %zu: expected key, rounds (0 to %.0f), sd and "
+					 "width (0 to %.0f)",
+					 name, i + 1, CALIB_MAX_COUNT * CALIB_MAX_COUNT,
+					 CALIB_MAX_SPREAD);
 			goto out;
 		}
 		snprintf(e->key, sizeof(e->key), "%s", key);
@@ -127,16 +133,14 @@ static int load_one(struct calibration *one, const char *dir, const char *host_h
 		    unsigned int age, struct mg_err *err)
 {
 	char path[1100];
+	struct mg_err why;
 	char *text;
 	int ret;
 
 	file_path(path, sizeof(path), dir, host_hash, age);
-	text = text_read_file(path, CALIB_MAX_BYTES);
-	if (!text) {
-		if (errno == ENOENT)
-			return -ENOENT;
-		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
-	}
+	text = text_read_input(path, CALIB_MAX_BYTES, NULL, &why);
+	if (!text)
+		return why.code == ENOENT ? -ENOENT : mg_err_set(err, why.code, "%s", why.msg);
 	ret = calib_parse(one, text, path, err);
 	free(text);
 	return ret;
@@ -382,12 +386,19 @@ static int rotate(const char *dir, const char *host_hash, struct mg_err *err)
 	return 0;
 }
 
+/* What util_make_dir()'s -errno @ret means, for a person. */
+static const char *folder_error(int ret)
+{
+	return ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret);
+}
+
 int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const char *host_hash,
 	       const char *host_class, const char *memgate, unsigned int runs, unsigned int rounds,
 	       struct mg_err *err)
 {
 	char sub[1100], path[1200], tmp[1300], made[32];
 	json_t *root = json_object(), *metrics = json_array();
+	struct stat st = {0};
 	time_t t = time(NULL);
 	struct tm tm;
 	int ret = 0;
@@ -413,8 +424,11 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 	json_object_set_new(root, "runs", json_integer(runs));
 	json_object_set_new(root, "rounds", json_integer(rounds));
 	json_object_set_new(root, "metrics", metrics);
-	if ((mkdir(dir, 0755) && errno != EEXIST) || (mkdir(sub, 0755) && errno != EEXIST))
-		ret = mg_err_set(err, errno, "%s: %s", sub, strerror(errno));
+	/* Folders of its own: never through a link planted in the history. */
+	if ((ret = util_make_dir(dir, 0755, &st)))
+		ret = mg_err_set(err, -ret, "%s: %s", dir, folder_error(ret));
+	else if ((ret = util_make_dir(sub, 0755, &st)))
+		ret = mg_err_set(err, -ret, "%s: %s", sub, folder_error(ret));
 	/* Written whole, then renamed over the old one: a reader never sees half of it. */
 	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
 		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", tmp,

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "judge/calibration.h"
+#include "util/text.h"
 
 /* A string member, "" when absent or not a string. */
 static const char *str_of(const json_t *o, const char *key)
@@ -126,15 +127,19 @@ static int hist_take(struct hist_run *r, const char *path, struct mg_err *err)
 
 int hist_load(struct hist_run *r, const char *path, struct mg_err *err)
 {
-	json_error_t jerr;
+	struct mg_err why;
+	size_t len = 0;
+	char *text = text_read_input(path, HIST_MAX_BYTES, &len, &why);
+	int ret;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(r->path, sizeof(r->path), "%s", path);
-	r->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->root)
-		return mg_err_set(err, jerr.line > 0 ? EINVAL : ENOENT, "%s:%d: %s", path,
-				  jerr.line, jerr.text);
-	return hist_take(r, path, err);
+	if (!text) {
+		memset(r, 0, sizeof(*r));
+		mg_err_set(err, why.code, "%s", why.msg);
+		return why.code == ENOENT ? -ENOENT : -EINVAL;
+	}
+	ret = hist_parse(r, text, len, path, err);
+	free(text);
+	return ret;
 }
 
 int hist_parse(struct hist_run *r, const char *text, size_t len, const char *name,
@@ -145,8 +150,10 @@ int hist_parse(struct hist_run *r, const char *text, size_t len, const char *nam
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", name);
 	r->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->root)
-		return mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+	if (!r->root) {
+		mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+		return -EINVAL;
+	}
 	return hist_take(r, name, err);
 }
 

@@ -13,6 +13,8 @@
 #define HISTORY_FORMAT 1
 /* Samples of one metric a results file may hold: what `run -n` allows. */
 #define HIST_MAX_SAMPLES 10000
+/* A results file of the longest run is tens of MiB; a larger one is not memgate's. */
+#define HIST_MAX_BYTES (256u << 20)
 
 struct hist_metric {
 	const char *name, *unit;

@@ -295,17 +295,15 @@ int rules_parse(struct rules *r, const char *text, const char *name, struct mg_e
 
 int rules_load(struct rules *r, const char *path, struct mg_err *err)
 {
+	struct mg_err why;
 	char *text;
-	struct stat st;
 	int ret;
 
 	if (!path)
 		return rules_parse(r, rules_embedded_text, "(embedded rules)", err);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return mg_err_set(err, EINVAL, "--rules %s: not a regular file", path);
-	text = text_read_file(path, RULES_MAX_BYTES);
+	text = text_read_input(path, RULES_MAX_BYTES, NULL, &why);
 	if (!text)
-		return mg_err_set(err, errno, "--rules %s: %s", path, strerror(errno));
+		return mg_err_set(err, why.code, "--rules %s", why.msg);
 	ret = rules_parse(r, text, path, err);
 	free(text);
 	return ret;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <libxml/HTMLtree.h>
 #include <libxml/tree.h>
+#include <libxml/uri.h>
 
 #include "reports/file.h"
 #include "reports/svg.h"
@@ -26,6 +27,7 @@
 struct page {
 	char dir[4096];	   /* where the page is */
 	char files[4096];  /* its files' folder, relative to the page: "NAME-files" */
+	char href[4096];   /* the same as a relative URL: "my%20run-files" for "my run-files" */
 	unsigned int next; /* charts written so far */
 	struct mg_err *err;
 	int failed;
@@ -65,7 +67,7 @@ static void figure(struct page *pg, xmlNodePtr parent, xmlDocPtr doc, const char
 	fig = xml_child(parent, "div", NULL);
 	xml_attr(fig, "class", "figure");
 	img = xml_child(fig, "img", NULL);
-	xml_attr(img, "src", "%s/%s", pg->files, name);
+	xml_attr(img, "src", "%s/%s", pg->href, name);
 	xml_attr(img, "alt", "%s", alt);
 	xml_attr(xml_child(fig, "p", caption), "class", "caption");
 }
@@ -508,6 +510,7 @@ static int page_dirs(struct page *pg, const char *path)
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
 	size_t stem = strcspn(base, ".");
 	char full[8400];
+	xmlChar *href;
 
 	snprintf(pg->dir, sizeof(pg->dir), "%.*s", slash ? (int)(slash - path) : 1,
 		 slash ? path : ".");
@@ -516,6 +519,12 @@ static int page_dirs(struct page *pg, const char *path)
 	snprintf(pg->files, sizeof(pg->files), "%.*s-files", (int)(stem ? stem : strlen(base)),
 		 base);
 	snprintf(full, sizeof(full), "%s/%s", pg->dir, pg->files);
+	/* A name is no URL: a space, '#', '?' or '%' in it would break the page's links. */
+	href = xmlURIEscapeStr(BAD_CAST pg->files, BAD_CAST "");
+	if (!href)
+		return mg_err_set(pg->err, ENOMEM, "--html: out of memory");
+	snprintf(pg->href, sizeof(pg->href), "%s", (const char *)href);
+	xmlFree(href);
 	return files_dir(full, pg->err);
 }
 
@@ -556,7 +565,7 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 	xml_child(head, "title", buf);
 	n = xml_child(head, "link", NULL);
 	xml_attr(n, "rel", "stylesheet");
-	xml_attr(n, "href", "%s/memgate.css", pg.files);
+	xml_attr(n, "href", "%s/memgate.css", pg.href);
 	body = xml_child(html, "body", NULL);
 	xml_child(body, "h1", "memgate");
 	snprintf(buf, sizeof(buf), "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped",

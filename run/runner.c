@@ -246,7 +246,8 @@ static int sim_prepare(struct mg_err *err)
 	if (sim_dir[0])
 		return 0;
 	ret = tmpdir_make(sim_dir, sizeof(sim_dir), "sim");
-	return ret ? mg_err_set(err, -ret, "a folder for callgrind's counts: %s", strerror(-ret))
+	return ret ? mg_err_set(err, -ret, "a folder for callgrind's counts in %s ($TMPDIR): %s",
+				tmpdir_base(), strerror(-ret))
 		   : 0;
 }
 

@@ -39,6 +39,8 @@ static int shape_word(const char *word, struct guest_numa *g, bool *set, struct 
 		return mg_err_set(err, EINVAL,
 				  "--shape: '%s' is not sockets=N, nodes=N, cpus=N or mem=SIZE",
 				  word);
+	if (set[k])
+		return mg_err_set(err, EINVAL, "--shape: %s given twice", keys[k]);
 	if (k == 3) {
 		if (text_size(eq + 1, &bytes) || bytes < (1u << 20) ||
 		    bytes > (uint64_t)VM_MAX_MIB << 20)
@@ -67,6 +69,10 @@ int vm_shape_parse(const char *text, struct guest_numa *out, struct mg_err *err)
 
 	if (strlen(text) >= sizeof(buf))
 		return mg_err_set(err, EINVAL, "--shape: too long");
+	if (!text[strspn(text, ", ")])
+		return mg_err_set(err, EINVAL,
+				  "--shape: empty; expected sockets=N,nodes=N,cpus=N,mem=SIZE "
+				  "(each optional, at least one)");
 	snprintf(buf, sizeof(buf), "%s", text);
 	for (char *w = strtok_r(buf, ",", &save); w && !ret; w = strtok_r(NULL, ",", &save))
 		ret = shape_word(w, &g, set, err);

@@ -187,9 +187,10 @@ static void perf_boot(struct case_ctx *ctx)
 			       .disks = (unsigned int)atoi(case_param(ctx, "disks")),
 			       .impl = rcu_trim_parse(case_param(ctx, "impl")),
 			       .seed = o->seed};
-	/* The three policies in turn, each boot in a fresh process. */
+	/* The three policies in turn, each boot in a fresh process: so the smoke run (--quick
+	 * without --warmup) warms nothing up, as it boots QEMU's guests. */
 	struct case_arms arms = {.n = RCU_TRIM_POLICIES,
-				 .warmup = o->warmup,
+				 .warmup = o->quick && !o->warmup_set ? 0 : o->warmup,
 				 .samples = o->samples,
 				 .sample = boot_sample,
 				 .arg = &bc,

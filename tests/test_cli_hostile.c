@@ -337,8 +337,10 @@ static int record_case_run(const struct record_case *c)
 	int bad = 0, first = 0;
 
 	if (!recs || system("rm -rf /run/memgate/* && mkdir /run/memgate/reservations") ||
-	    fake_pool(c->total, c->free))
+	    fake_pool(c->total, c->free)) {
+		free(recs);
 		return 64;
+	}
 	for (char *r = strtok_r(recs, ";", &save); r; r = strtok_r(NULL, ";", &save)) {
 		char *line = strchr(r, ':');
 

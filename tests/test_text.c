@@ -2,8 +2,13 @@
 #include "tests/testutil.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "util/err.h"
 #include "util/text.h"
 
 static void check_clean(const char *in, size_t len, const char *want)
@@ -74,6 +79,44 @@ static void test_read_u64(void **state)
 	assert_int_equal(text_read_u64("/proc/version", &v), -EINVAL);
 }
 
+/* A file of outside input is read only when it is a regular file of a bounded size; a FIFO is
+ * refused without waiting for a writer (the test would hang otherwise). */
+static void test_read_input(void **state)
+{
+	const char *file = test_tmp("input.txt"), *fifo = test_tmp("input.fifo");
+	struct mg_err err;
+	size_t len = 0;
+	char *text;
+	FILE *f;
+
+	(void)state;
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("{\"a\": 1}\n", f);
+	assert_int_equal(fclose(f), 0);
+	text = text_read_input(file, 64, &len, &err);
+	assert_non_null(text);
+	assert_string_equal(text, "{\"a\": 1}\n");
+	assert_int_equal(len, 9);
+	free(text);
+	assert_null(text_read_input(file, 8, NULL, &err));
+	assert_int_equal(err.code, EFBIG);
+	assert_non_null(strstr(err.msg, "9 bytes, more than such a file holds (8)"));
+	assert_int_equal(text_input_check(file, 8, &err), -EFBIG);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(text_read_input(fifo, 64, NULL, &err));
+	assert_non_null(strstr(err.msg, "input.fifo: a FIFO, not a regular file"));
+	assert_int_equal(text_input_check(fifo, 64, &err), -EINVAL);
+	assert_null(text_read_input(test_tmp_dir(), 64, NULL, &err));
+	assert_int_equal(err.code, EISDIR);
+	assert_null(text_read_input("/dev/null", 64, NULL, &err));
+	assert_non_null(strstr(err.msg, "/dev/null: a character device"));
+	assert_null(text_read_input("/nonexistent/file", 64, NULL, &err));
+	assert_int_equal(err.code, ENOENT);
+	unlink(fifo);
+	unlink(file);
+}
+
 static void test_glob(void **state)
 {
 	(void)state;
@@ -87,7 +130,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xml_clean), cmocka_unit_test(test_utf8_clean_keeps_controls),
 	    cmocka_unit_test(test_meminfo),   cmocka_unit_test(test_read_u64),
-	    cmocka_unit_test(test_glob),
+	    cmocka_unit_test(test_glob),      cmocka_unit_test(test_read_input),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

@@ -7,11 +7,15 @@
 int mg_err_set(struct mg_err *err, int code, const char *fmt, ...)
 {
 	if (err) {
+		/* Through a copy: a message may be made from the one @err holds ("%s", err->msg).
+		 */
+		char msg[sizeof(err->msg)];
 		va_list ap;
 
 		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
 		va_end(ap);
+		memcpy(err->msg, msg, sizeof(msg));
 		err->code = code;
 	}
 	return code > 0 ? -code : (code < 0 ? code : -1);

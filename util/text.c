@@ -10,7 +10,10 @@
 #include <libxml/xmlstring.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/err.h"
 
 /* XML 1.0 section 2.2, production [2] Char. */
 static int xml_char_ok(int c)
@@ -53,11 +56,30 @@ static char *clean(const char *s, size_t len, int xml)
 	return out;
 }
 
+/* Read @fd into @buf until its end or @max bytes: how many, or -errno. */
+static ssize_t read_up_to(int fd, char *buf, size_t max)
+{
+	size_t used = 0;
+
+	while (used < max) {
+		ssize_t r = read(fd, buf + used, max - used);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		used += (size_t)r;
+	}
+	return (ssize_t)used;
+}
+
 char *text_read_file(const char *path, size_t max)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char *buf;
-	size_t used = 0;
+	ssize_t used;
 
 	if (fd < 0)
 		return NULL;
@@ -67,24 +89,13 @@ char *text_read_file(const char *path, size_t max)
 		errno = ENOMEM;
 		return NULL;
 	}
-	while (used < max) {
-		ssize_t r = read(fd, buf + used, max - used);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int saved = errno;
-
-			free(buf);
-			close(fd);
-			errno = saved;
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		used += (size_t)r;
-	}
+	used = read_up_to(fd, buf, max);
 	close(fd);
+	if (used < 0) {
+		free(buf);
+		errno = (int)-used;
+		return NULL;
+	}
 	buf[used] = '\0';
 	return buf;
 }
@@ -214,4 +225,73 @@ int text_size(const char *s, uint64_t *bytes)
 		return -EINVAL;
 	*bytes = (uint64_t)v << shift;
 	return 0;
+}
+
+/* What a file of outside input is instead of a regular one, for the message. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode)	? "a folder"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a regular file";
+}
+
+static int input_ok(const char *path, const struct stat *st, size_t max, struct mg_err *err)
+{
+	if (!S_ISREG(st->st_mode))
+		return mg_err_set(err, S_ISDIR(st->st_mode) ? EISDIR : EINVAL,
+				  "%s: %s, not a regular file", path, file_kind(st->st_mode));
+	if ((uint64_t)st->st_size > max)
+		return mg_err_set(err, EFBIG, "%s: %lld bytes, more than such a file holds (%zu)",
+				  path, (long long)st->st_size, max);
+	return 0;
+}
+
+int text_input_check(const char *path, size_t max, struct mg_err *err)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	return input_ok(path, &st, max, err);
+}
+
+char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	ssize_t used;
+
+	if (fd < 0) {
+		mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st)) {
+		mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (input_ok(path, &st, max, err))
+		goto out;
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		mg_err_set(err, ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	/* A file that grows while it is read is taken as it was when opened. */
+	used = read_up_to(fd, buf, (size_t)st.st_size);
+	if (used < 0) {
+		mg_err_set(err, (int)-used, "%s: %s", path, strerror((int)-used));
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	buf[used] = '\0';
+	if (len)
+		*len = (size_t)used;
+out:
+	close(fd);
+	return buf;
 }

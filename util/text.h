@@ -39,6 +39,24 @@ char *text_squeeze(char *s, char with);
  */
 char *text_read_file(const char *path, size_t max);
 
+struct mg_err;
+
+/**
+ * text_input_check() - is @path fit to be read as a file of outside input: a regular file
+ * (through links: a FIFO would hang its reader, a device never end, a folder is no file) of
+ * at most @max bytes? For files a library opens itself (hwloc, libxml2, libcpuid).
+ * Returns 0, or -errno with @err naming @path and what it is instead.
+ */
+int text_input_check(const char *path, size_t max, struct mg_err *err);
+
+/**
+ * text_read_input() - read a file of outside input whole, as text_input_check() accepts it:
+ * opened without waiting on it (a FIFO is refused, not read) and checked on what was opened.
+ * Returns the NUL-terminated contents (free them) with their length in @len (may be NULL),
+ * or NULL with @err set (@err->code ENOENT when there is no such file).
+ */
+char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *err);
+
 /**
  * text_read_u64() - read one unsigned decimal number from a sysfs/procfs file.
  * Returns 0 and fills @out, or -errno (-EINVAL when the file holds no number).

@@ -8,10 +8,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int tmpdir_make(char *dir, size_t len, const char *what)
+const char *tmpdir_base(void)
 {
 	const char *tmp = getenv("TMPDIR");
-	int n = snprintf(dir, len, "%s/memgate-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
+int tmpdir_make(char *dir, size_t len, const char *what)
+{
+	int n = snprintf(dir, len, "%s/memgate-%s.XXXXXX", tmpdir_base(), what);
 
 	if (n < 0 || (size_t)n >= len) {
 		if (len)

@@ -10,6 +10,9 @@
  */
 int tmpdir_make(char *dir, size_t len, const char *what);
 
+/** tmpdir_base() - where tmpdir_make() makes its folders: $TMPDIR, or /tmp without it. */
+const char *tmpdir_base(void);
+
 /** tmpdir_remove() - the files in @dir (not folders below it), then @dir; errors ignored. */
 void tmpdir_remove(const char *dir);
 
