@@ -608,6 +608,38 @@ static void test_long_cases(void **state)
 	expect(0, "rcu.perf.boot[disks=200,impl=idle]", "list -s rcu --long");
 }
 
+/*
+ * The JUnit properties are the run's identity and the figures verdicts were judged on: each
+ * gate's value, unit, threshold and verdict; no case's figures (those are in its output).
+ */
+static void test_junit_properties(void **state)
+{
+	static const char *const judged[] = {"value", "unit", "threshold", "verdict"};
+	const char *xml = test_tmp("props.xml");
+	char args[512], want[128], *text;
+	size_t n = 0;
+
+	(void)state;
+	snprintf(args, sizeof(args), "run -s memslots -k 'memslots.lookup.*' --junit %s", xml);
+	expect(A_VERDICT, "lookup_vs_linear[capacity=509]", args);
+	text = slurp(xml);
+	assert_non_null(text);
+	for (const char *p = strstr(text, "<property "); p; p = strstr(p + 1, "<property "))
+		n++;
+	for (size_t i = 0; i < ARRAY_SIZE(judged); i++) {
+		snprintf(want, sizeof(want), "\"gates.lookup_vs_linear[capacity=509].%s\"",
+			 judged[i]);
+		if (!strstr(text, want))
+			fail_msg("no property %s among the %zu", want, n);
+	}
+	/* The suite's twelve facts at most, and four a gate: 4 gates of the lookups here. */
+	if (n > 12 + 4 * 4 || strstr(text, "name=\"perf.") || strstr(text, ".median\""))
+		fail_msg("%zu properties, some not a judged figure:\n%s", n, text);
+	assert_non_null(strstr(text, "impl.hit_uniform"));
+	free(text);
+	unlink(xml);
+}
+
 /* `list` gives each metric its own unit and the way it is better: KiB and counts are not "ms". */
 static void test_list_units(void **state)
 {
@@ -628,6 +660,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_usage),
 	    cmocka_unit_test(test_list_units),
+	    cmocka_unit_test(test_junit_properties),
 	    cmocka_unit_test(test_prealloc_checks),
 	    cmocka_unit_test(test_memslots_checks),
 	    cmocka_unit_test(test_rcu_suite),
