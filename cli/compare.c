@@ -460,8 +460,7 @@ int cli_cmd_baseline(int argc, char **argv)
 	bad = (ret = history_dir(c.args[2])) ? c.args[2] : (ret = history_dir(sub)) ? sub : NULL;
 	if (bad) {
 		/* Name the folder that failed, the history's or its host class's. */
-		fprintf(stderr, "memgate: baseline add: %s: %s\n", bad,
-			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
+		fprintf(stderr, "memgate: baseline add: %s: %s\n", bad, util_make_dir_error(ret));
 		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;
 		goto out;
 	}
@@ -577,7 +576,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 	/* The history is checked before the runs, not after the half hour they take. */
 	if ((ret = history_dir(c.calibration))) {
 		fprintf(stderr, "memgate: calibrate: --history %s: %s\n", c.calibration,
-			ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret));
+			util_make_dir_error(ret));
 		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;
 		goto out_rules;
 	}

@@ -386,12 +386,6 @@ static int rotate(const char *dir, const char *host_hash, struct mg_err *err)
 	return 0;
 }
 
-/* What util_make_dir()'s -errno @ret means, for a person. */
-static const char *folder_error(int ret)
-{
-	return ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret);
-}
-
 int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const char *host_hash,
 	       const char *host_class, const char *memgate, unsigned int runs, unsigned int rounds,
 	       struct mg_err *err)
@@ -426,9 +420,9 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 	json_object_set_new(root, "metrics", metrics);
 	/* Folders of its own: never through a link planted in the history. */
 	if ((ret = util_make_dir(dir, 0755, &st)))
-		ret = mg_err_set(err, -ret, "%s: %s", dir, folder_error(ret));
+		ret = mg_err_set(err, -ret, "%s: %s", dir, util_make_dir_error(ret));
 	else if ((ret = util_make_dir(sub, 0755, &st)))
-		ret = mg_err_set(err, -ret, "%s: %s", sub, folder_error(ret));
+		ret = mg_err_set(err, -ret, "%s: %s", sub, util_make_dir_error(ret));
 	/* Written whole, then renamed over the old one: a reader never sees half of it. */
 	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
 		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", tmp,

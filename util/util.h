@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -30,7 +31,6 @@ static inline int64_t util_now_ns(void)
 	return util_clock_ns(CLOCK_MONOTONIC);
 }
 
-/** util_cmp_double() - qsort() order of doubles, ascending (NaNs compare equal to all). */
 /*
  * util_make_dir() - folder @path, made with @mode when missing. Returns 0 with what lstat()
  * says of it in @st, -ENOTDIR when it is a link or not a folder (what memgate writes into
@@ -46,6 +46,13 @@ static inline int util_make_dir(const char *path, mode_t mode, struct stat *st)
 	return S_ISDIR(st->st_mode) ? 0 : -ENOTDIR;
 }
 
+/** util_make_dir_error() - what util_make_dir()'s -errno @ret means, for a person. */
+static inline const char *util_make_dir_error(int ret)
+{
+	return ret == -ENOTDIR ? "not a folder (a link, or a file)" : strerror(-ret);
+}
+
+/** util_cmp_double() - qsort() order of doubles, ascending (NaNs compare equal to all). */
 static inline int util_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
