@@ -34,7 +34,7 @@ endif
 
 # The layers, lowest first: a file may include from its own folder and the ones before it
 # (tests/layers.sh checks it). cli/ is the top, the only one that sees everything.
-LAYERS := util hw impl run judge suites reports
+LAYERS := util hw impl run judge suites reports session
 
 # Everything but the CLI goes into a static library the tests link too.
 LIB_SRCS := $(wildcard $(LAYERS:%=%/*.c) suites/*/*.c)
@@ -55,7 +55,7 @@ GUEST_KERNEL_DEB ?= $(shell ls -v $(KERNEL_CACHE)/linux-image-*-cloud-amd64_*.de
 # With the kit, this memgate and its libraries packed for `memgate vm` (guest/pack.sh).
 GUEST_KIT := $(if $(GUEST_KERNEL_DEB),$(B)/guest/initramfs.cpio $(B)/guest/memgate.cpio)
 
-all: $(B)/memgate $(B)/memgate.1 $(GUEST_KIT) $(B)/fixtures/trim_every_free.so
+all: $(B)/memgate $(B)/memgate.1 $(B)/memgate.bash $(GUEST_KIT) $(B)/fixtures/trim_every_free.so
 
 $(B)/guest/initramfs.cpio: guest/mkkit.sh guest/init $(GUEST_KERNEL_DEB) $(wildcard /bin/busybox)
 	sh guest/mkkit.sh $(GUEST_KERNEL_DEB) $(B)/guest
@@ -93,25 +93,33 @@ $(CLI_OBJS): CFLAGS += -DMEMGATE_COMMIT='"$(COMMIT)"'
 $(B)/memgate: $(CLI_OBJS) $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# The manual page is the usage text in roff: it cannot fall out of step with --help.
+# The manual page and the bash completion are made from the option tables, as --help is:
+# none of them can fall out of step with the parser.
 $(B)/memgate.1: $(B)/memgate
 	$(B)/memgate man > $@.tmp && mv $@.tmp $@
 
-# Installed like any tool, for agents that install memgate once: the binary, its page and
-# the default rules (the binary has them built in; the copy is the one to edit for --rules).
+$(B)/memgate.bash: $(B)/memgate
+	$(B)/memgate completion > $@.tmp && mv $@.tmp $@
+
+# Installed like any tool, for agents that install memgate once: the binary, its page, its
+# bash completion (where bash-completion looks for it) and the default rules (the binary has
+# them built in; the copy is the one to edit for --rules).
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/memgate
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(COMPDIR)
 	install -m 755 $(B)/memgate $(DESTDIR)$(BINDIR)/memgate
 	install -m 644 $(B)/memgate.1 $(DESTDIR)$(MANDIR)/man1/memgate.1
+	install -m 644 $(B)/memgate.bash $(DESTDIR)$(COMPDIR)/memgate
 	install -m 644 ci/rules.conf $(DESTDIR)$(DATADIR)/rules.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memgate $(DESTDIR)$(MANDIR)/man1/memgate.1 \
-		$(DESTDIR)$(DATADIR)/rules.conf
+		$(DESTDIR)$(COMPDIR)/memgate $(DESTDIR)$(DATADIR)/rules.conf
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 
 $(B)/tests/%.o: tests/%.c
@@ -121,8 +129,8 @@ $(B)/tests/%.o: tests/%.c
 $(B)/tests/%: $(B)/tests/%.o $(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
-# The option tables and the usage text live in the CLI, outside the library.
-$(B)/tests/test_options: $(B)/tests/test_options.o $(B)/cli/options.o $(B)/cli/model.o \
+# The option tables live in the CLI, outside the library: every CLI object but main's.
+$(B)/tests/test_options: $(B)/tests/test_options.o $(filter-out $(B)/cli/main.o,$(CLI_OBJS)) \
 		$(B)/libmemgate.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
@@ -207,7 +215,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
 	-std=c11 -D_GNU_SOURCE -I.
 FUZZ_NAMES   := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
-FUZZ_OBJS    := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRCS) cli/options.c)
+FUZZ_OBJS    := $(patsubst %.c,build-fuzz/%.o,$(LIB_SRCS) $(filter-out cli/main.c,$(wildcard cli/*.c)))
 
 build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -13,7 +13,7 @@
 #include "judge/compare.h"
 #include "judge/history.h"
 #include "hw/reserve.h"
-#include "reports/file.h"
+#include "util/file.h"
 #include "util/text.h"
 #include "util/tmpdir.h"
 #include "util/util.h"
@@ -21,29 +21,27 @@
 int cli_cmd_rules(int argc, char **argv)
 {
 	struct cli c;
-	int ret = cli_parse(&c, argc, argv, cli_rules_options, "", 0);
+	struct rules rules;
+	int ret = cli_parse(&c, argc, argv, "rules");
 
-	if (ret || (ret = cli_load_rules(&c)))
+	if (ret || (ret = session_load_rules(&rules, c.cfg.rules_path)))
 		return ret;
 	printf("# the rules in effect: %s (%zu gates, %zu tolerance rules, alpha %g)\n",
-	       c.rules.source, c.rules.n_gates, c.rules.n_tols, c.rules.alpha);
-	fputs(c.rules.text, stdout);
-	rules_release(&c.rules);
+	       rules.source, rules.n_gates, rules.n_tols, rules.alpha);
+	fputs(rules.text, stdout);
+	rules_release(&rules);
 	return EXIT_PASSED;
 }
 
 /* The report of a comparison: console, JUnit, JSON; the exit status of its verdicts. */
-static int report_comparison(const struct cli *c, const struct hw_info *hw,
-			     const struct case_result *results, size_t n, int64_t t0)
+static int report_comparison(const struct session *ss, const struct case_result *results, size_t n)
 {
 	struct report_run rep;
-	int status;
 
-	cli_report_init(&rep, c, hw, results, n);
-	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
+	session_report_init(ss, &rep, results, n);
+	rep.time_s = (double)(util_now_ns() - ss->t0) / 1e9;
 	report_console(&rep, 0, stdout);
-	status = cli_write_reports(c, &rep) ? EXIT_HARNESS : cli_run_status(results, n);
-	return status;
+	return session_write_reports(ss->cfg, &rep) ? EXIT_HARNESS : session_status(results, n);
 }
 
 /* A scratch directory for the sides' result files; removed with its files at the end. */
@@ -53,109 +51,129 @@ static int ab_common(const struct cli *c, const char **argv, int max, char *numb
 {
 	int n = 0;
 
-	for (size_t i = 0; i < c->n_suites && n + 2 < max; i++) {
+	for (size_t i = 0; i < c->cfg.n_suites && n + 2 < max; i++) {
 		argv[n++] = "-s";
-		argv[n++] = c->suites[i];
+		argv[n++] = c->cfg.suites[i];
 	}
-	if (c->glob && n + 2 < max) {
+	if (c->cfg.glob && n + 2 < max) {
 		argv[n++] = "-k";
-		argv[n++] = c->glob;
+		argv[n++] = c->cfg.glob;
 	}
 	/* The guest size the pool was reserved for, so that no side sizes it anew. */
-	if (c->opts.size_bytes && n + 2 < max) {
-		snprintf(numbers, len, "%llu", (unsigned long long)c->opts.size_bytes);
+	if (c->cfg.opts.size_bytes && n + 2 < max) {
+		snprintf(numbers, len, "%llu", (unsigned long long)c->cfg.opts.size_bytes);
 		argv[n++] = "--size";
 		argv[n++] = numbers;
 	}
-	if (c->opts.quick && n + 1 < max)
+	if (c->cfg.opts.quick && n + 1 < max)
 		argv[n++] = "--quick";
-	if (c->opts.long_run && n + 1 < max)
+	if (c->cfg.opts.long_run && n + 1 < max)
 		argv[n++] = "--long";
 	/* Resolved once here, so that both sides count alike (auto would resolve on each). */
-	if (c->counter_set && n + 2 < max) {
+	if (c->cfg.counter_set && n + 2 < max) {
 		argv[n++] = "--counter";
-		argv[n++] = counter_name(c->opts.counter);
+		argv[n++] = counter_name(c->cfg.opts.counter);
 	}
-	if (c->shards && n + 2 < max) {
-		snprintf(shard, 32, "%lu/%lu", c->shard, c->shards);
+	if (c->cfg.shards && n + 2 < max) {
+		snprintf(shard, 32, "%lu/%lu", c->cfg.shard, c->cfg.shards);
 		argv[n++] = "--shard";
 		argv[n++] = shard;
 	}
 	return n;
 }
 
-static int ab_setup(struct cli *c, const struct hw_info *hw, struct ab_side *base,
-		    struct ab_side *head, struct ab_opts *o, char *context, size_t len)
+/* An A/B of two builds under way (ab, calibrate): its session, its sides and their options,
+ * and what every side is run with: the options they share and the scratch folder. */
+struct ab_job {
+	struct session ss;
+	struct ab_side base, head;
+	struct ab_opts o;
+	char context[1024];
+	const char *common[4 * MAX_SUITE_ARGS + 8];
+	char size[32], shard[32], dir[512];
+};
+
+/* The sides and the rounds of @c, on @j's host and rules. Returns 0 or an exit status. */
+static int ab_setup(struct cli *c, struct ab_job *j)
 {
+	const struct hw_info *hw = &j->ss.hw;
+	struct ab_opts *o = &j->o;
 	struct mg_err err = {0};
 
 	if (!c->base || !c->head)
 		return cli_usage_error(
 		    "ab needs --base 'BINARY [OPTIONS]' and --head 'BINARY [OPTIONS]'");
-	if (ab_side_parse(base, "base", c->base, &err) ||
-	    ab_side_parse(head, "head", c->head, &err))
+	if (ab_side_parse(&j->base, "base", c->base, &err) ||
+	    ab_side_parse(&j->head, "head", c->head, &err))
 		return cli_usage_error("%s", err.msg);
 	/* Defaults: 6 rounds, 10 more for undecided metrics, 3 samples a round; quick: 4, 6, 2. An
 	 * even number, so that each side runs first in half of them. */
-	o->rounds = c->rounds_set ? (unsigned int)c->rounds : c->opts.quick ? 4 : 6;
-	o->confirm_rounds = c->confirm_rounds ? (unsigned int)c->confirm_rounds
-			    : c->opts.quick   ? 6
-					      : 10;
-	o->samples = c->samples_set ? c->opts.samples : c->opts.quick ? 2 : 3;
-	o->warmup = c->warmup_set ? c->opts.warmup : 1;
-	o->seed = c->opts.seed;
-	o->timeout_s = c->opts.timeout_s;
-	o->rules = &c->rules;
-	snprintf(context, len, "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base,
-		 c->head, hw->os_release, hw->glibc, hw->fingerprint_hash);
-	o->context = context;
+	o->rounds = c->rounds_set ? (unsigned int)c->rounds : c->cfg.opts.quick ? 4 : 6;
+	o->confirm_rounds = c->confirm_rounds	? (unsigned int)c->confirm_rounds
+			    : c->cfg.opts.quick ? 6
+						: 10;
+	o->samples = c->cfg.samples_set ? c->cfg.opts.samples : c->cfg.opts.quick ? 2 : 3;
+	o->warmup = c->warmup_set ? c->cfg.opts.warmup : 1;
+	o->seed = c->cfg.opts.seed;
+	o->timeout_s = c->cfg.opts.timeout_s;
+	o->rules = &j->ss.rules;
+	snprintf(j->context, sizeof(j->context),
+		 "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base, c->head,
+		 hw->os_release, hw->glibc, hw->fingerprint_hash);
+	o->context = j->context;
 	return 0;
 }
-
-/* What every side of an A/B is run with: the options they share and the scratch folder. */
-struct ab_scratch {
-	const char *common[4 * MAX_SUITE_ARGS + 8];
-	char size[32], shard[32], dir[512];
-};
 
 /*
  * What ab and calibrate do before their first round: one pool reservation for the whole A/B,
  * sized by this build's suites (the sides use it); the options every side gets; the scratch
  * folder, from which on a stop signal waits for the reports and the clean-up; and each side
- * asked the protocol. Returns 0 or an exit status; when @s->dir is set the folder exists and
- * signals are deferred (the caller removes the one and restores the other).
+ * asked the protocol. Returns 0 or an exit status; ab_job_end() undoes what was done.
  */
-static int ab_start(struct cli *c, struct hw_info *hw, struct ab_side *a, struct ab_side *b,
-		    struct ab_opts *o, struct ab_scratch *s)
+static int ab_start(struct cli *c, struct ab_job *j)
 {
-	struct case_inst *insts = NULL;
-	size_t n_insts = 0;
+	struct session *ss = &j->ss;
 	struct mg_err err = {0};
 	int ret = 0;
 
-	s->dir[0] = '\0';
-	if (c->reserve && (ret = cli_expand(c, hw, &insts, &n_insts)) == 0) {
-		ret = cli_reserve_pool(hw, &c->opts, insts, n_insts);
-		free(insts);
-	}
+	if (c->cfg.reserve && !(ret = session_expand(&c->cfg, &ss->hw, &ss->insts, &ss->n)))
+		ret = session_reserve_pool(ss);
 	if (ret)
 		return ret;
-	o->n_common =
-	    ab_common(c, s->common, (int)ARRAY_SIZE(s->common), s->size, sizeof(s->size), s->shard);
-	o->common = s->common;
-	cli_signals_defer();
-	if ((ret = tmpdir_make(s->dir, sizeof(s->dir), "ab"))) {
+	j->o.n_common =
+	    ab_common(c, j->common, (int)ARRAY_SIZE(j->common), j->size, sizeof(j->size), j->shard);
+	j->o.common = j->common;
+	proc_stops_defer();
+	if ((ret = tmpdir_make(j->dir, sizeof(j->dir), "ab"))) {
 		fprintf(stderr, "memgate: ab: cannot make its working folder in %s ($TMPDIR): %s\n",
 			tmpdir_base(), strerror(-ret));
-		cli_signals_restore();
+		j->dir[0] = '\0';
+		proc_stops_resume();
 		return EXIT_HARNESS;
 	}
-	o->workdir = s->dir;
-	if (ab_check_protocol(a, o, &err) || ab_check_protocol(b, o, &err)) {
+	j->o.workdir = j->dir;
+	if (ab_check_protocol(&j->base, &j->o, &err) || ab_check_protocol(&j->head, &j->o, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return EXIT_USAGE;
 	}
 	return 0;
+}
+
+/* The end of @j, however it went: the scratch folder, the stop signals, the pools, the
+ * session. A stop signal that came meanwhile turns @ret into 128 + it. Returns the status. */
+static int ab_job_end(struct ab_job *j, int ret)
+{
+	if (j->dir[0]) {
+		tmpdir_remove(j->dir);
+		proc_stops_resume();
+		if (proc_stop && ret < 128) {
+			fprintf(stderr, "memgate: interrupted by signal %d\n", proc_stop);
+			ret = 128 + proc_stop;
+		}
+	}
+	reserve_restore();
+	session_close(&j->ss);
+	return ret;
 }
 
 /*
@@ -221,37 +239,21 @@ static int load_calibration(const struct cli *c, const struct hw_info *hw,
 int cli_cmd_ab(int argc, char **argv)
 {
 	struct cli c;
-	struct hw_info hw;
-	struct ab_side base, head;
-	struct ab_opts o = {0};
+	struct ab_job j = {0};
 	struct calibration calib = {0};
 	struct ab_outcome out;
 	struct mg_err err = {0};
-	struct ab_scratch s;
-	char context[1024];
 	struct case_result *all;
-	int64_t t0 = util_now_ns();
-	int ret = cli_parse(&c, argc, argv, cli_ab_options, "s:k:n:", 0);
+	int ret = cli_parse(&c, argc, argv, "ab");
 
-	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
+	if (ret || (ret = session_check_reports(&c.cfg)) || (ret = session_open(&j.ss, &c.cfg)))
 		return ret;
-	if ((ret = cli_resolve_counter(&c)) || (ret = cli_load_hw(&hw, NULL, NULL)))
-		goto out_rules;
-	if ((ret = ab_setup(&c, &hw, &base, &head, &o, context, sizeof(context))))
-		goto out_hw;
-	if ((ret = load_calibration(&c, &hw, &calib)))
-		goto out_hw;
-	o.calib = calib.n ? &calib : NULL;
-	if ((ret = ab_start(&c, &hw, &base, &head, &o, &s))) {
-		if (s.dir[0])
-			goto out_dir;
-		goto out_hw;
-	}
-	if (cli_late_signal) {
-		ret = 0;
-		goto out_dir;
-	}
-	ret = ab_run(&base, &head, &o, &out, &err);
+	if ((ret = ab_setup(&c, &j)) || (ret = load_calibration(&c, &j.ss.hw, &calib)))
+		goto out;
+	j.o.calib = calib.n ? &calib : NULL;
+	if ((ret = ab_start(&c, &j)) || proc_stop)
+		goto out;
+	ret = ab_run(&j.base, &j.head, &j.o, &out, &err);
 	if (ret && ret != -EINTR) {
 		fprintf(stderr, "memgate: ab: %s\n", err.msg);
 		ab_outcome_release(&out);
@@ -260,7 +262,7 @@ int cli_cmd_ab(int argc, char **argv)
 		ret = err.code == EPROTO || err.code == EINVAL ? EXIT_USAGE
 		      : err.code == ECHILD		       ? EXIT_FAILED
 							       : EXIT_HARNESS;
-		goto out_dir;
+		goto out;
 	}
 	all = malloc((out.extra.n + out.verdicts.rows.n + 1) * sizeof(*all));
 	if (!all) {
@@ -269,14 +271,14 @@ int cli_cmd_ab(int argc, char **argv)
 		memcpy(all, out.extra.results, out.extra.n * sizeof(*all));
 		memcpy(all + out.extra.n, out.verdicts.rows.results,
 		       out.verdicts.rows.n * sizeof(*all));
-		ret = report_comparison(&c, &hw, all, out.extra.n + out.verdicts.rows.n, t0);
+		ret = report_comparison(&j.ss, all, out.extra.n + out.verdicts.rows.n);
 		fprintf(
 		    stderr,
 		    "memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
 		    "more for undecided metrics, %u samples a round; a simulated case: 2 rounds "
 		    "of 1 sample) in %.0f s\n",
-		    out.cases_compared, out.verdicts.rows.n, o.rounds, o.confirm_rounds, o.samples,
-		    (double)(util_now_ns() - t0) / 1e9);
+		    out.cases_compared, out.verdicts.rows.n, j.o.rounds, j.o.confirm_rounds,
+		    j.o.samples, (double)(util_now_ns() - j.ss.t0) / 1e9);
 		ret = ab_nothing_compared(&out, ret);
 		if (out.interrupted) {
 			fprintf(stderr,
@@ -288,20 +290,9 @@ int cli_cmd_ab(int argc, char **argv)
 	}
 	free(all);
 	ab_outcome_release(&out);
-out_dir:
-	tmpdir_remove(s.dir);
-	cli_signals_restore();
-	if (cli_late_signal && ret < 128) {
-		fprintf(stderr, "memgate: interrupted by signal %d\n", cli_late_signal);
-		ret = 128 + cli_late_signal;
-	}
-out_hw:
+out:
 	calib_release(&calib);
-	reserve_restore();
-	hw_release(&hw);
-out_rules:
-	rules_release(&c.rules);
-	return ret;
+	return ab_job_end(&j, ret);
 }
 
 /* `memgate compare BASE.json... HEAD.json`: judge head against the pooled base runs. */
@@ -311,19 +302,18 @@ int cli_cmd_compare(int argc, char **argv)
 	struct hist_run *runs;
 	struct judged *j = NULL;
 	struct compare_results res = {0};
-	struct hw_info hw;
+	struct session ss;
 	struct mg_err err = {0};
 	size_t nj = 0;
 	char context[1024];
-	int64_t t0 = util_now_ns();
-	int ret = cli_parse(&c, argc, argv, cli_compare_options, "", MAX_SUITE_ARGS);
+	int ret = cli_parse(&c, argc, argv, "compare");
 
-	if (ret || (ret = cli_check_reports(&c)) || (ret = cli_load_rules(&c)))
+	if (ret)
 		return ret;
-	if (c.n_args < 2) {
-		rules_release(&c.rules);
+	if (c.n_args < 2)
 		return cli_usage_error("compare needs BASE.json [BASE.json...] HEAD.json");
-	}
+	if ((ret = session_check_reports(&c.cfg)) || (ret = session_open(&ss, &c.cfg)))
+		return ret;
 	runs = calloc((size_t)c.n_args, sizeof(*runs));
 	for (int i = 0; runs && !ret && i < c.n_args; i++)
 		if (hist_load(&runs[i], c.args[i], &err)) {
@@ -346,16 +336,14 @@ int cli_cmd_compare(int argc, char **argv)
 			    runs[c.n_args - 1].host_hash, runs[c.n_args - 1].host_class);
 			ret = EXIT_USAGE;
 		}
-	if (!ret && compare_runs(runs, (size_t)c.n_args - 1, &runs[c.n_args - 1], &c.rules,
-				 c.opts.seed, &j, &nj))
+	if (!ret && compare_runs(runs, (size_t)c.n_args - 1, &runs[c.n_args - 1], &ss.rules,
+				 c.cfg.opts.seed, &j, &nj))
 		ret = EXIT_HARNESS;
 	compare_context(&runs[0], &runs[c.n_args - 1], context, sizeof(context));
 	if (!ret && compare_results_make(j, nj, "baseline", context, &res))
 		ret = EXIT_HARNESS;
-	if (!ret && !(ret = cli_load_hw(&hw, NULL, NULL))) {
-		ret = report_comparison(&c, &hw, res.rows.results, res.rows.n, t0);
-		hw_release(&hw);
-	}
+	if (!ret)
+		ret = report_comparison(&ss, res.rows.results, res.rows.n);
 	/* No metric of head met one of the base runs': a comparison of nothing never passes. */
 	if (!ret && !nj) {
 		fprintf(
@@ -371,7 +359,7 @@ int cli_cmd_compare(int argc, char **argv)
 		hist_release(&runs[i]);
 out:
 	free(runs);
-	rules_release(&c.rules);
+	session_close(&ss);
 	return ret;
 }
 
@@ -408,8 +396,8 @@ static int history_dir(const char *path)
  */
 static int file_whole(const char *text, const char *dst, struct mg_err *err)
 {
-	struct report_file rf;
-	int ret = report_file_create(&rf, dst, err);
+	struct file_out rf;
+	int ret = file_out_create(&rf, dst, err);
 
 	if (ret)
 		return ret;
@@ -436,7 +424,7 @@ int cli_cmd_baseline(int argc, char **argv)
 	char sub[1024], dst[1200], stamp[32], commit[48];
 	const char *bad;
 	char *text = NULL;
-	int ret = cli_parse(&c, argc, argv, cli_plain_options, "", 3);
+	int ret = cli_parse(&c, argc, argv, "baseline");
 
 	if (ret)
 		return ret;
@@ -554,96 +542,89 @@ static struct calib_change calib_against_last(const struct calib_acc *acc, size_
 int cli_cmd_calibrate(int argc, char **argv)
 {
 	struct cli c;
-	struct hw_info hw;
-	struct ab_side self_a, self_b;
-	struct ab_opts o = {0};
+	struct ab_job j = {0};
+	struct ab_opts *o = &j.o;
 	struct mg_err err = {0};
-	struct ab_scratch s;
-	char context[1024], self[4096], spec[4200], who[160];
+	char self[4096], spec[4200], who[160];
 	struct calib_change d;
 	struct calib_acc *acc = NULL;
 	size_t n_acc = 0;
 	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int ret = cli_parse(&c, argc, argv, cli_calibrate_options, "s:k:n:", 0);
+	int ret = cli_parse(&c, argc, argv, "calibrate");
 
-	if (ret || (ret = cli_load_rules(&c)))
+	if (ret || (ret = session_open(&j.ss, &c.cfg)))
 		return ret;
 	if (!c.calibration) {
 		ret = cli_usage_error("calibrate needs --history DIR: where the baselines of this "
 				      "host class are kept");
-		goto out_rules;
+		goto out_hw;
 	}
 	/* The history is checked before the runs, not after the half hour they take. */
 	if ((ret = history_dir(c.calibration))) {
 		fprintf(stderr, "memgate: calibrate: --history %s: %s\n", c.calibration,
 			util_make_dir_error(ret));
 		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;
-		goto out_rules;
+		goto out_hw;
 	}
 	if (len <= 0) {
 		fprintf(stderr, "memgate: calibrate: which binary is this: %s\n", strerror(errno));
 		ret = EXIT_HARNESS;
-		goto out_rules;
+		goto out_hw;
 	}
 	self[len] = '\0';
 	/* This build against itself: quoted, so that a path with blanks stays one word. */
 	snprintf(spec, sizeof(spec), "'%s'", self);
 	c.base = c.head = spec;
-	if ((ret = cli_load_hw(&hw, NULL, NULL)))
-		goto out_rules;
-	if ((ret = ab_setup(&c, &hw, &self_a, &self_b, &o, context, sizeof(context))))
+	if ((ret = ab_setup(&c, &j)))
 		goto out_hw;
 	/* Rounds of one look: no second look is taken, every round is noise to measure. */
-	o.rounds = c.rounds_set ? (unsigned int)c.rounds : CALIB_DEFAULT_ROUNDS;
-	o.confirm_rounds = 0;
-	if ((ret = ab_start(&c, &hw, &self_a, &self_b, &o, &s))) {
-		if (s.dir[0])
-			goto out_dir;
+	o->rounds = c.rounds_set ? (unsigned int)c.rounds : CALIB_DEFAULT_ROUNDS;
+	o->confirm_rounds = 0;
+	if ((ret = ab_start(&c, &j)))
 		goto out_hw;
-	}
-	for (unsigned long r = 0; r < c.runs && !cli_late_signal; r++) {
+	for (unsigned long r = 0; r < c.runs && !proc_stop; r++) {
 		struct ab_outcome out;
 		int64_t t0 = util_now_ns();
 
-		o.seed = c.opts.seed + r * 1000;
-		ret = ab_run(&self_a, &self_b, &o, &out, &err);
+		o->seed = c.cfg.opts.seed + r * 1000;
+		ret = ab_run(&j.base, &j.head, o, &out, &err);
 		if (ret) {
 			fprintf(stderr, "memgate: calibrate: run %lu: %s\n", r + 1,
 				ret == -EINTR ? "interrupted" : err.msg);
 			ab_outcome_release(&out);
 			ret = ret == -EINTR ? 128 + (out.interrupted ? out.interrupted : SIGINT)
 					    : EXIT_HARNESS;
-			goto out_dir;
+			goto out_hw;
 		}
 		ret = calib_take(&out, &acc, &n_acc) ? EXIT_HARNESS : 0;
 		fprintf(stderr,
 			"memgate: calibrate: A/A run %lu of %lu: %zu metrics, %u rounds, %.0f s\n",
-			r + 1, c.runs, out.verdicts.rows.n, o.rounds,
+			r + 1, c.runs, out.verdicts.rows.n, o->rounds,
 			(double)(util_now_ns() - t0) / 1e9);
 		ab_outcome_release(&out);
 		if (ret)
-			goto out_dir;
+			goto out_hw;
 	}
-	if (cli_late_signal) {
-		ret = 128 + cli_late_signal;
-		goto out_dir;
+	if (proc_stop) {
+		ret = 128 + proc_stop;
+		goto out_hw;
 	}
 	if (!n_acc) {
 		fprintf(stderr, "memgate: calibrate: no perf case was measured: nothing to file\n");
 		ret = EXIT_FAILED;
-		goto out_dir;
+		goto out_hw;
 	}
-	d = calib_against_last(acc, n_acc, c.calibration, hw.fingerprint_hash);
+	d = calib_against_last(acc, n_acc, c.calibration, j.ss.hw.fingerprint_hash);
 	snprintf(who, sizeof(who), "memgate %s (%s)", MEMGATE_VERSION, MEMGATE_COMMIT);
-	if (calib_save(acc, n_acc, c.calibration, hw.fingerprint_hash, hw.fingerprint, who,
-		       (unsigned int)c.runs, o.rounds, &err)) {
+	if (calib_save(acc, n_acc, c.calibration, j.ss.hw.fingerprint_hash, j.ss.hw.fingerprint,
+		       who, (unsigned int)c.runs, o->rounds, &err)) {
 		fprintf(stderr, "memgate: calibrate: %s\n", err.msg);
 		ret = EXIT_HARNESS;
-		goto out_dir;
+		goto out_hw;
 	}
 	calib_print(acc, n_acc);
 	printf("%s/%s/%s: %zu metrics, %lu A/A runs of %u rounds (host class %s)\n", c.calibration,
-	       hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o.rounds, hw.fingerprint);
+	       j.ss.hw.fingerprint_hash, CALIB_FILE, n_acc, c.runs, o->rounds, j.ss.hw.fingerprint);
 	if (d.both)
 		printf(
 		    "against the %u calibration%s before it: %zu of %zu metrics more than twice as "
@@ -651,14 +632,7 @@ int cli_cmd_calibrate(int argc, char **argv)
 		    "of the last %d\n",
 		    d.files, d.files > 1 ? "s" : "", d.noisier, d.both, d.quieter, CALIB_KEEP);
 	ret = EXIT_PASSED;
-out_dir:
-	tmpdir_remove(s.dir);
-	cli_signals_restore();
 out_hw:
 	calib_acc_release(acc, n_acc);
-	reserve_restore();
-	hw_release(&hw);
-out_rules:
-	rules_release(&c.rules);
-	return ret;
+	return ab_job_end(&j, ret);
 }

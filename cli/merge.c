@@ -10,52 +10,45 @@
 #include "judge/history.h"
 #include "judge/merge.h"
 #include "reports/file.h"
-#include "util/text.h"
+#include "util/json.h"
 
 int cli_cmd_merge(int argc, char **argv)
 {
 	struct cli c;
 	json_t **shards, *out = NULL;
 	struct mg_err err = {0};
-	int ret = cli_parse(&c, argc, argv, cli_merge_options, "", MAX_SUITE_ARGS), n = 0;
+	int ret = cli_parse(&c, argc, argv, "merge"), n = 0;
 
 	if (ret)
 		return ret;
 	if (c.n_args < 1)
 		return cli_usage_error("merge needs the results files of the shards");
-	if (!c.json_path)
+	if (!c.cfg.json_path)
 		return cli_usage_error("merge needs --json FILE: where the merged results go");
-	if ((ret = cli_check_reports(&c)))
+	if ((ret = session_check_reports(&c.cfg)))
 		return ret;
 	shards = calloc((size_t)c.n_args, sizeof(json_t *));
 	if (!shards)
 		return EXIT_HARNESS;
 	for (; n < c.n_args && !ret; n++) {
-		json_error_t e;
-		size_t len = 0;
-		char *text = text_read_input(c.args[n], HIST_MAX_BYTES, &len, &err);
-
-		shards[n] = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &e) : NULL;
-		if (!text)
+		shards[n] = json_doc_load(c.args[n], HIST_MAX_BYTES, NULL, &err);
+		if (!shards[n]) {
 			fprintf(stderr, "memgate: %s\n", err.msg);
-		else if (!shards[n])
-			fprintf(stderr, "memgate: %s:%d: %s\n", c.args[n], e.line, e.text);
-		if (!shards[n])
 			ret = EXIT_USAGE;
-		free(text);
+		}
 	}
 	if (!ret &&
 	    merge_shards(shards, (const char *const *)c.args, (size_t)c.n_args, &out, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		ret = err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
 	}
-	if (!ret && report_write_json(c.json_path, out, &err))
+	if (!ret && report_write_json(c.cfg.json_path, out, &err))
 		ret = EXIT_HARNESS;
 	if (ret == EXIT_HARNESS && err.msg[0])
 		fprintf(stderr, "memgate: %s\n", err.msg);
 	if (!ret)
 		fprintf(stderr, "memgate: merged %d shards, %zu cases, into %s\n", c.n_args,
-			json_array_size(json_object_get(out, "cases")), c.json_path);
+			json_array_size(json_object_get(out, "cases")), c.cfg.json_path);
 	for (int i = 0; i < n; i++)
 		json_decref(shards[i]);
 	free(shards);

@@ -62,8 +62,8 @@ static int guest_command(const struct cli *c, bool kvm, const char **argv, size_
  * SUITE guest[SHAPE], case vm.boot, saying  with the console's end, so that Jenkins
  * shows the failure rather than last build's files. Returns EXIT_HARNESS.
  */
-static int failure_reports(const struct cli *c, const char *prefix, const char *why,
-			   const char *tail, const struct nest_prop *props, size_t n_props)
+static int failure_reports(struct cli *c, const char *prefix, const char *why, const char *tail,
+			   const struct nest_prop *props, size_t n_props)
 {
 	static const struct case_def boot = {
 	    .name = "boot",
@@ -73,19 +73,19 @@ static int failure_reports(const struct cli *c, const char *prefix, const char *
 	struct result_set rows;
 	struct report_run rep;
 	struct case_result *r;
-	struct hw_info hw;
+	struct session ss;
 
-	if ((!c->junit && !c->json_path) || result_set_init(&rows, 1))
+	if ((!c->cfg.junit && !c->cfg.json_path) || result_set_init(&rows, 1))
 		return EXIT_HARNESS;
 	r = result_set_add(&rows, NULL, prefix, "boot", &boot);
-	if (r && !cli_load_hw(&hw, NULL, NULL)) {
+	if (r && !session_open(&ss, &c->cfg)) {
 		case_result_set_outcome(r, OUTCOME_ERROR, why);
 		r->stderr_tail = tail && *tail ? strdup(tail) : NULL;
 		for (size_t i = 0; i < n_props; i++)
 			case_result_add_prop(r, props[i].name, props[i].value);
-		cli_report_init(&rep, c, &hw, rows.results, rows.n);
-		cli_write_reports(c, &rep);
-		hw_release(&hw);
+		session_report_init(&ss, &rep, rows.results, rows.n);
+		session_write_reports(&c->cfg, &rep);
+		session_close(&ss);
 	}
 	result_set_release(&rows);
 	return EXIT_HARNESS;
@@ -97,14 +97,15 @@ static int nest_reports(const struct cli *c, const struct vm_result *r, const ch
 {
 	struct mg_err err = {0};
 
-	if ((c->json_path && !r->json[0]) || (c->junit && !r->junit[0])) {
+	if ((c->cfg.json_path && !r->json[0]) || (c->cfg.junit && !r->junit[0])) {
 		snprintf(why, len, "the guest's command exited %d and its %s did not come back",
-			 r->exit, c->json_path && !r->json[0] ? "JSON" : "JUnit");
+			 r->exit, c->cfg.json_path && !r->json[0] ? "JSON" : "JUnit");
 		return EXIT_HARNESS;
 	}
-	if ((c->json_path &&
-	     report_nest_json(r->json, c->json_path, prefix, props, n_props, &err)) ||
-	    (c->junit && report_nest_junit(r->junit, c->junit, prefix, props, n_props, &err))) {
+	if ((c->cfg.json_path &&
+	     report_nest_json(r->json, c->cfg.json_path, prefix, props, n_props, &err)) ||
+	    (c->cfg.junit &&
+	     report_nest_junit(r->junit, c->cfg.junit, prefix, props, n_props, &err))) {
 		snprintf(why, len, "the guest's reports: %s", err.msg);
 		return EXIT_HARNESS;
 	}
@@ -116,7 +117,7 @@ static int shape_of(const char *spec, const struct hw_info *host, struct guest_n
 {
 	struct hw_info machine;
 	struct mg_err err = {0};
-	int ret = cli_load_hw(&machine, spec, NULL);
+	int ret = session_load_host(&machine, spec, NULL);
 
 	if (ret)
 		return ret;
@@ -134,12 +135,12 @@ int cli_cmd_vm(int argc, char **argv)
 	struct hw_info hw;
 	struct qemu_bin qemu;
 	struct guest_kit kit;
-	struct vm_spec s = {.on_line = echo_line, .interrupted = &cli_late_signal};
+	struct vm_spec s = {.on_line = echo_line, .interrupted = &proc_stop};
 	struct vm_result *r = NULL;
 	struct mg_err err = {0};
 	char pack[PATH_MAX], dir[PATH_MAX], shape[128], prefix[160], exit_text[16], why[700];
 	const char *args[MAX_SUITE_ARGS + 8];
-	int ret = cli_parse(&c, argc, argv, cli_vm_options, "+", MAX_SUITE_ARGS);
+	int ret = cli_parse(&c, argc, argv, "vm");
 
 	if (ret)
 		return ret;
@@ -150,9 +151,9 @@ int cli_cmd_vm(int argc, char **argv)
 	if (c.n_args == 0)
 		return cli_usage_error(
 		    "vm needs a command to run in the guest: memgate vm -- run ...");
-	if ((ret = cli_check_reports(&c)))
+	if ((ret = session_check_reports(&c.cfg)))
 		return ret;
-	if ((ret = cli_load_hw(&hw, NULL, NULL)))
+	if ((ret = session_load_host(&hw, NULL, NULL)))
 		return ret;
 	s.kvm = hw_kvm_boots_stock_guests(&hw);
 	if (c.shape_of && (ret = shape_of(c.shape_of, &hw, &s.shape))) {
@@ -164,13 +165,13 @@ int cli_cmd_vm(int argc, char **argv)
 		return ret;
 	if (vm_args_check(args, &err))
 		return cli_usage_error("vm: %s", err.msg);
-	if (qemu_find(&qemu, c.qemu_path, &err))
+	if (qemu_find(&qemu, c.cfg.qemu_path, &err))
 		return cli_usage_error("%s", err.msg);
 	if (!qemu.path[0]) {
 		fprintf(stderr, "memgate vm: %s\n", qemu.why);
 		return EXIT_USAGE;
 	}
-	if (guest_kit_find(&kit, c.guest_kernel, c.guest_initrd, &err))
+	if (guest_kit_find(&kit, c.cfg.guest_kernel, c.cfg.guest_initrd, &err))
 		return cli_usage_error("%s", err.msg);
 	if (!kit.kernel[0] || vm_pack_find(pack, sizeof(pack), &err)) {
 		fprintf(stderr, "memgate vm: %s\n", kit.kernel[0] ? err.msg : kit.why);
@@ -191,16 +192,16 @@ int cli_cmd_vm(int argc, char **argv)
 	s.pack = pack;
 	s.args = args;
 	s.workdir = dir;
-	s.timeout_s = c.timeout_set ? c.opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
+	s.timeout_s = c.timeout_set ? c.cfg.opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
 	printf("memgate vm: %s, %s (%s), QEMU %s\n", shape, s.kvm ? "KVM" : "TCG",
 	       s.kvm ? "it boots the kit here"
 		     : "no KVM here that boots a stock guest: timing figures are reported, not "
 		       "gated",
 	       qemu.version);
 	fflush(stdout);
-	cli_signals_defer();
+	proc_stops_defer();
 	ret = vm_run(&s, r, &err);
-	cli_signals_restore();
+	proc_stops_resume();
 	snprintf(exit_text, sizeof(exit_text), "%d", r->exit);
 	const struct nest_prop props[] = {
 	    {"vm.shape", shape},
@@ -217,7 +218,7 @@ int cli_cmd_vm(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "memgate vm: %s\n", why);
 		failure_reports(&c, prefix, why, r->boot.tail, props, ARRAY_SIZE(props));
-		ret = cli_late_signal ? 128 + cli_late_signal : EXIT_HARNESS;
+		ret = proc_stop ? 128 + proc_stop : EXIT_HARNESS;
 	} else {
 		printf("memgate vm: the guest's command exited %d in %.1f s of QEMU\n", r->exit,
 		       r->boot.wall_ms / 1e3);

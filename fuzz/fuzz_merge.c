@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "judge/merge.h"
+#include "util/json.h"
 
 #define MAX_SHARDS 4
 #define SEP "\n@@\n"
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *sep = memmem(text, (size_t)(end - text), SEP, strlen(SEP));
 		size_t len = sep ? (size_t)(sep - text) : (size_t)(end - text);
 
-		shards[n] = json_loadb(text, len, 0, NULL);
+		shards[n] = json_doc_parse(text, len, "a shard", NULL, NULL);
 		if (!shards[n])
 			break;
 		n++;

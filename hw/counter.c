@@ -14,7 +14,6 @@
 #include <valgrind/valgrind.h>
 
 #include "hw/tsc.h"
-#include "util/text.h"
 #include "util/util.h"
 
 const char *counter_name(enum counter_kind k)

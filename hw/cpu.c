@@ -1,4 +1,5 @@
 /* cpu.c - CPU identification through libcpuid, plus the leaf-7 bits libcpuid has no flag for. */
+#include "hw/detect.h"
 #include "hw/hw.h"
 
 #include <errno.h>

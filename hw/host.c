@@ -1,4 +1,5 @@
 /* host.c - facts only this host can tell: hugetlb pools, THP mode, KVM, MADV_POPULATE_WRITE. */
+#include "hw/detect.h"
 #include "hw/hw.h"
 
 #include <dirent.h>

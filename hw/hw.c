@@ -1,6 +1,8 @@
 /* hw.c - put the hw facts together and fingerprint the host class (print.c prints them). */
 #include "hw/hw.h"
 
+#include "hw/detect.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>

@@ -147,29 +147,6 @@ bool hw_kvm_boots_stock_guests(const struct hw_info *hw);
 /** hw_source_name() - "host", "xml", "record" or "synthetic". */
 const char *hw_source_name(enum hw_source s);
 
-/* Parts of hw_detect(), exposed for the hw suite's cross-checks and for tests. */
-
-/** hw_cpu_detect() - identify the CPU with libcpuid. Returns 0 or -errno with @err. */
-int hw_cpu_detect(struct hw_cpu *cpu, struct mg_err *err);
-
-/**
- * hw_cpu_load() - identify the CPU of a raw CPUID dump (libcpuid's serialised format) at .
- * Returns 0, or -errno with  (EINVAL: not such a dump; EIO: libcpuid does not know it).
- */
-int hw_cpu_load(struct hw_cpu *cpu, const char *path, struct mg_err *err);
-
-/** hw_cpu_record() - write this CPU's raw CPUID dump to . Returns 0 or -errno with . */
-int hw_cpu_record(const char *path, struct mg_err *err);
-
-/** hw_topo_load() - load the topology named by @spec (NULL: this host) into @hw. */
-int hw_topo_load(struct hw_info *hw, const char *spec, struct mg_err *err);
-
-/** hw_host_probe() - sysfs, /proc and ioctl facts of this host into @hw. Never fails. */
-void hw_host_probe(struct hw_info *hw);
-
-/** hw_fingerprint() - fill @hw->fingerprint and its hash from the facts already in @hw. */
-void hw_fingerprint(struct hw_info *hw);
-
 /**
  * hw_hugepage_sizes() - the hugetlb page sizes this host's kernel offers, in bytes, from
  * /sys/kernel/mm/hugepages. Returns how many were written to @sizes (at most @max).

@@ -101,33 +101,42 @@ void measure_cycles_close(struct measure_cycles *c)
 	c->fd = -1;
 }
 
-/* Rss of the [heap] mapping: /proc/self/smaps lists it as a header line, then its fields. */
-static uint64_t heap_rss_kib(void)
+int measure_smaps(pid_t pid, struct measure_smaps *m)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	int in_heap = 0;
-	unsigned long long kib = 0;
+	char path[64], line[512];
+	bool heap = false;
+	unsigned long long kib;
+	FILE *f;
 
+	memset(m, 0, sizeof(*m));
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/smaps");
+	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
+		/* A mapping's first line: "start-end perms offset dev inode [path]"; its fields
+		 * follow, each a "Name:" first. */
+		size_t word = strcspn(line, " ");
 
-		/* Mapping headers start with "start-end "; the heap's ends in "[heap]". */
-		if (strchr(line, '-') && len > 7 && !strcmp(line + len - 7, "[heap]\n"))
-			in_heap = 1;
-		else if (in_heap && sscanf(line, "Rss: %llu kB", &kib) == 1)
-			break;
+		if (word && line[word - 1] != ':')
+			heap = strstr(line, "[heap]") != NULL;
+		else if (heap && sscanf(line, "Rss: %llu kB", &kib) == 1)
+			m->heap_kib += kib;
+		else if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
+			m->anon_kib += kib;
 	}
 	fclose(f);
-	return in_heap ? kib : 0;
+	return 0;
 }
 
 int measure_rss(struct measure_rss *r)
 {
 	char *roll = text_read_file("/proc/self/smaps_rollup", 8192);
 	struct mallinfo2 mi = mallinfo2();
+	struct measure_smaps sm;
 	struct rusage ru;
 
 	memset(r, 0, sizeof(*r));
@@ -136,7 +145,8 @@ int measure_rss(struct measure_rss *r)
 	text_meminfo_kib(roll, "Rss", &r->rss_kib);
 	text_meminfo_kib(roll, "Anonymous", &r->anon_kib);
 	free(roll);
-	r->heap_rss_kib = heap_rss_kib();
+	if (!measure_smaps(0, &sm))
+		r->heap_rss_kib = sm.heap_kib;
 	if (!getrusage(RUSAGE_SELF, &ru))
 		r->peak_rss_kib = (uint64_t)ru.ru_maxrss;
 	r->malloc_arena = mi.arena;

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /** measure_thread_cpu_ns() - CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID). */
 int64_t measure_thread_cpu_ns(void);
@@ -25,7 +26,10 @@ struct measure_span {
 	uint64_t steal_ticks; /* > 0: the VM lost a CPU during the span; mark the sample */
 };
 
+/** measure_span_begin() - start @s: the wall clock, thread and process CPU time, steal now. */
 void measure_span_begin(struct measure_span *s);
+
+/** measure_span_end() - turn @s's start values into what passed since measure_span_begin(). */
 void measure_span_end(struct measure_span *s);
 
 enum measure_cycle_src {
@@ -51,6 +55,7 @@ uint64_t measure_cycles_read(const struct measure_cycles *c);
 /** measure_cycles_name() - "tsc" or "perf:cpu-cycles". */
 const char *measure_cycles_name(const struct measure_cycles *c);
 
+/** measure_cycles_close() - close @c's perf event, if it has one. */
 void measure_cycles_close(struct measure_cycles *c);
 
 /* Memory footprint, all in KiB except the malloc figures (bytes). */
@@ -64,6 +69,18 @@ struct measure_rss {
 	uint64_t malloc_free;	/* mallinfo2 fordblks */
 	uint64_t malloc_mmap;	/* mallinfo2 hblkhd: bytes in mmapped chunks */
 };
+
+/* What /proc/PID/smaps says of a process, in KiB. */
+struct measure_smaps {
+	uint64_t heap_kib; /* Rss of the [heap] mapping (brk arena) */
+	uint64_t anon_kib; /* Anonymous of every mapping */
+};
+
+/**
+ * measure_smaps() - the one reader of /proc/PID/smaps: @pid's heap RSS and anonymous memory
+ * (@pid 0: this process). Returns 0 or -errno (the process is gone, or no smaps).
+ */
+int measure_smaps(pid_t pid, struct measure_smaps *m);
 
 /** measure_rss() - read the footprint of this process. Returns 0 or -errno. */
 int measure_rss(struct measure_rss *r);

@@ -1,5 +1,6 @@
 /* record.c - a host as a folder: `memgate hw --record DIR` writes it, `--host DIR` plans from it.
  */
+#include "hw/detect.h"
 #include "hw/hw.h"
 
 #include <errno.h>
@@ -9,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/file.h"
+#include "util/json.h"
 #include "util/text.h"
 
 /*
@@ -38,7 +41,9 @@ static void record_path(char *buf, size_t len, const char *dir, const char *file
 
 int hw_record(const struct hw_info *hw, const char *dir, struct mg_err *err)
 {
-	char path[4096];
+	char path[4096], *xml = NULL;
+	int xml_len = 0;
+	struct file_out out;
 	json_t *o;
 	int ret;
 
@@ -48,9 +53,19 @@ int hw_record(const struct hw_info *hw, const char *dir, struct mg_err *err)
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return mg_err_set(err, errno, "%s: %s", dir, strerror(errno));
 	record_path(path, sizeof(path), dir, RECORD_TOPOLOGY);
-	if (hwloc_topology_export_xml(hw->topo, path, 0) < 0)
-		return mg_err_set(err, errno ? errno : EIO, "%s: hwloc could not write it: %s",
+	if (hwloc_topology_export_xmlbuffer(hw->topo, &xml, &xml_len, 0) < 0)
+		return mg_err_set(err, errno ? errno : EIO, "%s: hwloc could not export it: %s",
 				  path, strerror(errno ? errno : EIO));
+	ret = file_out_create(&out, path, err);
+	if (!ret) {
+		/* hwloc counts the buffer's final NUL. */
+		out.failed = xml_len > 0 &&
+			     fwrite(xml, 1, (size_t)xml_len - 1, out.f) != (size_t)xml_len - 1;
+		ret = file_out_commit(&out, err);
+	}
+	hwloc_free_xmlbuffer(hw->topo, xml);
+	if (ret)
+		return ret;
 	record_path(path, sizeof(path), dir, RECORD_CPUID);
 	ret = hw_cpu_record(path, err);
 	if (ret)
@@ -59,11 +74,13 @@ int hw_record(const struct hw_info *hw, const char *dir, struct mg_err *err)
 	o = hw_to_json(hw);
 	if (!o)
 		return mg_err_set(err, ENOMEM, "out of memory");
-	ret = json_dump_file(o, path, JSON_INDENT(2) | JSON_SORT_KEYS);
+	ret = file_out_create(&out, path, err);
+	if (!ret) {
+		out.failed = json_dumpf(o, out.f, JSON_INDENT(2) | JSON_SORT_KEYS) != 0;
+		ret = file_out_commit(&out, err);
+	}
 	json_decref(o);
-	if (ret)
-		return mg_err_set(err, EIO, "%s: cannot write it", path);
-	return 0;
+	return ret;
 }
 
 static enum hw_probe probe_of(const char *word)
@@ -120,10 +137,9 @@ static int load_facts(struct hw_info *hw, const char *path, struct mg_err *err)
 	int kvm = 0, online = 0, allowed = 0, cores = 0, unbindable = 0, ret = 0;
 	double tsc = 0;
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	root = json_doc_load(path, RECORD_MAX_FACTS_BYTES, "memgate host facts", err);
 	if (!root)
-		return mg_err_set(err, EINVAL, "%s:%d: not memgate host facts (JSON): %s", path,
-				  je.line > 0 ? je.line : 1, je.text);
+		return err->code == ENOENT ? -ENOENT : -EINVAL;
 	host = json_object_get(root, "host");
 	if (json_unpack_ex(root, &je, 0, "{s?s}", "kernel", &kernel) || !json_is_object(host) ||
 	    json_unpack_ex(

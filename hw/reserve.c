@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hw/hw.h"
+#include "util/file.h"
 #include "util/proc.h"
 #include "util/util.h"
 
@@ -48,7 +49,6 @@ static pid_t owner;
 static int lock_fd = -1;
 static pid_t lock_owner;     /* the process that took the lock (a child inherits it) */
 static char state_path[128]; /* this process's record; "" when it has none */
-static struct proc_saved_signals old_actions; /* the stop signals' actions before ours */
 
 /* A decimal number from a sysfs file, without stdio (async-signal-safe). */
 static int read_count(const char *path, uint64_t *v)
@@ -119,16 +119,6 @@ void reserve_restore(void)
 		unlink(state_path);
 }
 
-static void on_fatal(int sig)
-{
-	reserve_restore();
-	/* Then the signal does what it would have done: usually end the process. */
-	for (size_t i = 0; i < PROC_N_STOP_SIGNALS; i++)
-		if (proc_stop_signals[i] == sig)
-			sigaction(sig, &old_actions.old[i], NULL);
-	raise(sig);
-}
-
 static void arm_restore(void)
 {
 	static int armed;
@@ -142,7 +132,7 @@ static void arm_restore(void)
 		return; /* the handlers and the atexit came along with the fork */
 	armed = 1;
 	atexit(reserve_restore);
-	proc_catch_stops(on_fatal, &old_actions);
+	proc_stops_on_fatal(reserve_restore);
 }
 
 /*
@@ -164,31 +154,21 @@ static int own_dir(const char *path)
  * sizes it found and left it at (before the change: the size it asks for). */
 static int write_state(void)
 {
-	char tmp[160];
-	FILE *f;
-	int fd, ret = own_dir(STATE_DIR);
+	struct file_out out;
+	struct mg_err err = {0};
+	int ret = own_dir(STATE_DIR);
 
 	if (ret)
 		return ret;
 	snprintf(state_path, sizeof(state_path), "%s/%d", STATE_DIR, (int)getpid());
-	snprintf(tmp, sizeof(tmp), "%s.new", state_path);
-	/* No link followed: a planted one must not make root write elsewhere. */
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		ret = -errno;
-		if (fd >= 0)
-			close(fd);
+	/* A new temporary beside it, renamed over it: a planted link is never followed. */
+	if ((ret = file_out_create(&out, state_path, &err)))
 		return ret;
-	}
 	for (int i = 0; i < n_saved; i++)
-		fprintf(f, "pool %llu %d %llu %llu\n", (unsigned long long)saved[i].page_kib,
+		fprintf(out.f, "pool %llu %d %llu %llu\n", (unsigned long long)saved[i].page_kib,
 			saved[i].node, (unsigned long long)saved[i].old_total,
 			(unsigned long long)saved[i].old_total + saved[i].delta);
-	if (fclose(f) || rename(tmp, state_path))
-		return -errno;
-	return 0;
+	return file_out_commit(&out, &err);
 }
 
 static void pool_paths(struct saved_pool *p, uint64_t page_kib, int node)

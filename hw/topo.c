@@ -1,4 +1,5 @@
 /* topo.c - load a topology with hwloc (this host, hwloc XML, or synthetic) and summarise it. */
+#include "hw/detect.h"
 #include "hw/hw.h"
 
 #include <errno.h>

@@ -104,13 +104,17 @@ int memslots_check(const struct memslots *s, char *why, unsigned int len);
 /* Names for the command line and reports, in enum order, and their inverse (-1 for an
  * unknown name). */
 extern const char *const memslots_update_names[MEMSLOTS_UPDATES];
+/** memslots_update_name() - "heapsort", "swap" or "shift" for @u. */
 const char *memslots_update_name(enum memslots_update u);
+/** memslots_order_name() - "size" or "gfn" for @o. */
 const char *memslots_order_name(enum memslots_order o);
+/** memslots_update_parse() - the update strategy @name names, or -1. */
 int memslots_update_parse(const char *name);
 
 /* Lookup modes: "linear", "binary", either with "+cache"; index lookup * 2 + cache. */
 #define MEMSLOTS_LOOKUP_MODES 4
 extern const char *const memslots_lookup_names[MEMSLOTS_LOOKUP_MODES];
+/** memslots_lookup_name() - "linear", "binary", either with "+cache", for @lookup and @cache. */
 const char *memslots_lookup_name(enum memslots_lookup lookup, bool cache);
 
 /** memslots_lookup_parse() - the lookup and cache @name says; 0 or -EINVAL. */

@@ -101,7 +101,9 @@ size_t prealloc_resident_pages(const struct prealloc_region *r);
 
 /* Names for the command line and reports, in enum order; parse gives -1 for none. */
 extern const char *const prealloc_method_names[PREALLOC_METHODS];
+/** prealloc_method_name() - @m's name, as --impl and the reports spell it. */
 const char *prealloc_method_name(enum prealloc_method m);
+/** prealloc_method_parse() - the method @name names, or -1. */
 int prealloc_method_parse(const char *name);
 
 #endif

@@ -16,16 +16,10 @@
 #include "judge/history.h"
 #include "util/proc.h"
 #include "util/stats.h"
-#include "util/text.h"
 #include "util/util.h"
 
 /* A side gets this long past its own per-case deadline to report the timeout itself. */
 #define AB_SIDE_MARGIN_S 10
-
-static void on_signal(int sig)
-{
-	ab_side_stop = sig;
-}
 
 /* A shared perf case: its name on each side, and per metric the round figures. */
 struct ab_metric {
@@ -592,7 +586,6 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	   struct ab_outcome *out, struct mg_err *err)
 {
 	struct ab_opts local = *opts, *o = &local;
-	struct proc_saved_signals saved;
 	struct ab_side_list lb = {0}, lh = {0};
 	struct hist_run checks = {0};
 	struct ab_case *cases = NULL;
@@ -600,8 +593,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ab_side_stop = 0;
-	proc_catch_stops(on_signal, &saved);
+	proc_stops_defer();
 	ret = ab_side_list(base, o, &lb, err);
 	if (!ret)
 		ret = ab_side_list(head, o, &lh, err);
@@ -650,7 +642,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	for (size_t i = 0; !ret && i < n_cases; i++)
 		ret = run_case(base, head, o, &cases[i], out, err);
 	if (ret == -EINTR)
-		out->interrupted = ab_side_stop;
+		out->interrupted = proc_stop;
 	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
 		ret = mg_err_set(err, ENOMEM, "out of memory judging");
 	/* Names in the extras point into the lists and the checks: keep them until release. */
@@ -660,7 +652,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	for (size_t i = 0; i < n_cases; i++)
 		case_release(&cases[i]);
 	free(cases);
-	proc_restore_stops(&saved);
+	proc_stops_resume();
 	return ret;
 }
 

@@ -14,11 +14,10 @@
 #include <wordexp.h>
 
 #include "judge/history.h"
+#include "util/json.h"
 #include "util/proc.h"
 #include "util/text.h"
 #include "util/util.h"
-
-volatile sig_atomic_t ab_side_stop;
 
 /* What a side prints for `list --json` or `ab-protocol`, read back at most. */
 #define AB_OUTPUT_MAX (8u << 20)
@@ -110,7 +109,7 @@ static int ab_side_spawn(const struct ab_side *s, const char *sub, const char *c
 	close(spec.out_fd);
 	if (ret)
 		return ret;
-	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &ab_side_stop);
+	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &proc_stop);
 	proc_close(&p);
 	*status = p.status;
 	if (ret == -ETIMEDOUT)
@@ -221,7 +220,7 @@ int ab_side_list(struct ab_side *s, const struct ab_opts *o, struct ab_side_list
 {
 	static const char *const extra[] = {"--json"};
 	char path[600], line[256];
-	json_error_t jerr;
+	struct mg_err jerr = {0};
 	int status = 0, ret;
 
 	snprintf(path, sizeof(path), "%s/%s-list.json", o->workdir, s->role);
@@ -243,11 +242,11 @@ int ab_side_list(struct ab_side *s, const struct ab_opts *o, struct ab_side_list
 				  "--%s %s: `list` failed (exit %d): %s", s->role, s->spec,
 				  WEXITSTATUS(status), line);
 	}
-	l->root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	l->root = json_doc_load(path, HIST_MAX_BYTES, NULL, &jerr);
 	if (!json_is_array(l->root)) {
 		json_decref(l->root);
 		return mg_err_set(err, EPROTO, "--%s %s: `list --json` is not a JSON array (%s)",
-				  s->role, s->spec, jerr.text);
+				  s->role, s->spec, l->root ? "another document" : jerr.msg);
 	}
 	l->n = json_array_size(l->root);
 	return 0;

@@ -11,9 +11,6 @@
 #include "judge/ab.h"
 #include "util/err.h"
 
-/* The stop signal that ended ab (0: none): a side's child is killed when it is set. */
-extern volatile sig_atomic_t ab_side_stop;
-
 /* One side's cases, from `list --json`. */
 struct ab_side_list {
 	json_t *root;

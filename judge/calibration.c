@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "run/case.h"
+#include "util/file.h"
+#include "util/json.h"
 #include "util/text.h"
 #include "util/util.h"
 
@@ -50,15 +52,14 @@ static int number(const json_t *o, const char *field, double max, double *out)
 
 int calib_parse(struct calibration *c, const char *text, const char *name, struct mg_err *err)
 {
-	json_error_t jerr;
-	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr), *metrics;
+	json_t *root = json_doc_parse(text, strlen(text), name, NULL, err), *metrics;
 	double runs = 0, rounds = 0;
 	int ret = 0;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->path, sizeof(c->path), "%s", name);
 	if (!root)
-		return mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+		return -EINVAL;
 	metrics = json_object_get(root, "metrics");
 	if (json_integer_value(json_object_get(root, "format")) != CALIB_FORMAT ||
 	    !json_is_array(metrics) || number(root, "runs", CALIB_MAX_COUNT, &runs) ||
@@ -390,7 +391,8 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 	       const char *host_class, const char *memgate, unsigned int runs, unsigned int rounds,
 	       struct mg_err *err)
 {
-	char sub[1100], path[1200], tmp[1300], made[32];
+	char sub[1100], path[1200], made[32];
+	struct file_out out;
 	json_t *root = json_object(), *metrics = json_array();
 	struct stat st = {0};
 	time_t t = time(NULL);
@@ -401,7 +403,6 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 	strftime(made, sizeof(made), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	snprintf(sub, sizeof(sub), "%s/%s", dir, host_hash);
 	snprintf(path, sizeof(path), "%s/%s", sub, CALIB_FILE);
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	for (size_t i = 0; metrics && i < n_acc; i++) {
 		struct verdict_noise z = calib_noise(&acc[i]);
 
@@ -423,14 +424,15 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 		ret = mg_err_set(err, -ret, "%s: %s", dir, util_make_dir_error(ret));
 	else if ((ret = util_make_dir(sub, 0755, &st)))
 		ret = mg_err_set(err, -ret, "%s: %s", sub, util_make_dir_error(ret));
-	/* Written whole, then renamed over the old one: a reader never sees half of it. */
-	else if (json_dump_file(root, tmp, JSON_INDENT(1) | JSON_SORT_KEYS))
-		ret = mg_err_set(err, errno ? errno : EIO, "%s: %s", tmp,
-				 strerror(errno ? errno : EIO));
-	else if (!(ret = rotate(dir, host_hash, err)) && rename(tmp, path))
-		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
-	if (ret)
-		unlink(tmp);
+	/* Written whole, the older ones moved up, then renamed over the old one: a reader never
+	 * sees half of it. */
+	else if (!(ret = file_out_create(&out, path, err))) {
+		out.failed = json_dumpf(root, out.f, JSON_INDENT(1) | JSON_SORT_KEYS) != 0;
+		if ((ret = rotate(dir, host_hash, err)))
+			file_out_abort(&out);
+		else
+			ret = file_out_commit(&out, err);
+	}
 	json_decref(root);
 	return ret;
 }

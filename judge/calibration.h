@@ -103,7 +103,9 @@ int calib_save(const struct calib_acc *acc, size_t n_acc, const char *dir, const
 /** calib_noise() - the noise @acc measured: the rounds' sd, the sd of the runs' means. */
 struct verdict_noise calib_noise(const struct calib_acc *acc);
 
+/** calib_acc_release() - free the @n_acc accumulators at @acc (NULL: nothing). */
 void calib_acc_release(struct calib_acc *acc, size_t n_acc);
+/** calib_release() - free what calib_load() or calib_parse() filled in @c. */
 void calib_release(struct calibration *c);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "judge/calibration.h"
+#include "util/json.h"
 #include "util/text.h"
 
 /* A string member, "" when absent or not a string. */
@@ -145,15 +146,11 @@ int hist_load(struct hist_run *r, const char *path, struct mg_err *err)
 int hist_parse(struct hist_run *r, const char *text, size_t len, const char *name,
 	       struct mg_err *err)
 {
-	json_error_t jerr;
-
 	memset(r, 0, sizeof(*r));
 	snprintf(r->path, sizeof(r->path), "%s", name);
-	r->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->root) {
-		mg_err_set(err, EINVAL, "%s:%d: %s", name, jerr.line, jerr.text);
+	r->root = json_doc_parse(text, len, name, NULL, err);
+	if (!r->root)
 		return -EINVAL;
-	}
 	return hist_take(r, name, err);
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reports/file.h"
+#include "util/file.h"
 #include "util/util.h"
 
 /* One chart holds figures that share a scale: those of one suite in one unit. */
@@ -58,13 +58,13 @@ static void chart_file(const struct chart *c, const char *dir, char *buf, size_t
 static int write_chart(const struct report_run *run, const struct chart *c, const char *dir,
 		       struct mg_err *err)
 {
-	struct report_file rf;
+	struct file_out rf;
 	char path[4096], full[256], label[512];
 	const char *sep = "";
 	int ret;
 
 	chart_file(c, dir, path, sizeof(path));
-	ret = report_file_create(&rf, path, err);
+	ret = file_out_create(&rf, path, err);
 	if (ret)
 		return ret;
 	for (int row = 0; row < 2; row++, sep = "") {
@@ -91,7 +91,7 @@ static int write_chart(const struct report_run *run, const struct chart *c, cons
 		}
 		fputc('\n', rf.f);
 	}
-	return report_file_commit(&rf, err);
+	return file_out_commit(&rf, err);
 }
 
 int report_csv_check(const char *dir, struct mg_err *err)
@@ -111,7 +111,7 @@ int report_csv_check(const char *dir, struct mg_err *err)
 				  dir);
 	if (snprintf(probe, sizeof(probe), "%s/suite-unit.csv", dir) >= (int)sizeof(probe))
 		return mg_err_set(err, ENAMETOOLONG, "--csv %s: the path is too long", dir);
-	return report_path_check(probe, "--csv", err);
+	return file_path_check(probe, "--csv", err);
 }
 
 int report_csv_write(const struct report_run *run, const char *dir, struct mg_err *err)

@@ -16,10 +16,9 @@
 #include <libxml/tree.h>
 #include <libxml/uri.h>
 
-#include "reports/file.h"
+#include "util/file.h"
 #include "reports/svg.h"
 #include "util/stats.h"
-#include "util/text.h"
 #include "util/util.h"
 
 /* ---- files beside the page -------------------------------------------------------------- */
@@ -36,7 +35,7 @@ struct page {
 static int write_svg(struct page *pg, xmlDocPtr doc, const char *name)
 {
 	char path[8400];
-	struct report_file rf;
+	struct file_out rf;
 	xmlChar *mem = NULL;
 	int len = 0, ret;
 
@@ -44,10 +43,10 @@ static int write_svg(struct page *pg, xmlDocPtr doc, const char *name)
 	xmlDocDumpFormatMemoryEnc(doc, &mem, &len, "UTF-8", 1);
 	if (!mem)
 		return mg_err_set(pg->err, ENOMEM, "cannot serialise %s", path);
-	ret = report_file_create(&rf, path, pg->err);
+	ret = file_out_create(&rf, path, pg->err);
 	if (!ret) {
 		rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
-		ret = report_file_commit(&rf, pg->err);
+		ret = file_out_commit(&rf, pg->err);
 	}
 	xmlFree(mem);
 	return ret;
@@ -499,7 +498,7 @@ static int page_dirs(struct page *pg, const char *path);
 int report_html_check(const char *path, struct mg_err *err)
 {
 	struct page pg = {.err = err};
-	int ret = report_path_check(path, "--html", err);
+	int ret = file_path_check(path, "--html", err);
 
 	return ret ? ret : page_dirs(&pg, path);
 }
@@ -535,7 +534,7 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 	size_t n_suites = 0, c[4];
 	xmlDocPtr doc;
 	xmlNodePtr html, head, body, n, nav;
-	struct report_file rf;
+	struct file_out rf;
 	xmlChar *mem = NULL;
 	char buf[512];
 	int len = 0, ret;
@@ -598,19 +597,19 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 		char css_path[8400];
 
 		snprintf(css_path, sizeof(css_path), "%s/%s/memgate.css", pg.dir, pg.files);
-		ret = report_file_create(&rf, css_path, err);
+		ret = file_out_create(&rf, css_path, err);
 		if (!ret) {
 			rf.failed = fputs(css, rf.f) == EOF;
-			ret = report_file_commit(&rf, err);
+			ret = file_out_commit(&rf, err);
 		}
 	}
 	if (!ret) {
 		htmlDocDumpMemoryFormat(doc, &mem, &len, 1);
-		ret = mem ? report_file_open(&rf, path, err)
+		ret = mem ? file_out_open(&rf, path, err)
 			  : mg_err_set(err, ENOMEM, "cannot serialise %s", path);
 		if (!ret) {
 			rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
-			ret = report_file_commit(&rf, err);
+			ret = file_out_commit(&rf, err);
 		}
 		xmlFree(mem);
 	}

@@ -37,15 +37,19 @@ void xml_attr(xmlNodePtr n, const char *name, const char *fmt, ...)
  * screen readers. */
 xmlDocPtr svg_new(double height, const char *title, xmlNodePtr *root);
 
+/** svg_text() - @text at (@x, @y), anchored "start", "middle" or "end", in @fill; its node. */
 xmlNodePtr svg_text(xmlNodePtr svg, double x, double y, const char *anchor, const char *fill,
 		    const char *text);
 /** svg_label() - a row's name, right-aligned against the plot; a long one keeps its end (the
  * parameters and the metric), its start elided: the full name is in the page's table. */
 void svg_label(xmlNodePtr svg, double y, const char *fill, const char *name);
+/** svg_line() - a line from (@x1, @y1) to (@x2, @y2) of @width in @stroke, dashed or not. */
 void svg_line(xmlNodePtr svg, double x1, double y1, double x2, double y2, const char *stroke,
 	      double width, bool dashed);
+/** svg_rect() - a @w x @h rectangle from (@x, @y), @fill at @opacity. */
 void svg_rect(xmlNodePtr svg, double x, double y, double w, double h, const char *fill,
 	      double opacity);
+/** svg_dot() - a dot of radius @r at (@x, @y) in @color, a ring when @hollow (a stolen sample). */
 void svg_dot(xmlNodePtr svg, double x, double y, double r, const char *color, bool hollow);
 
 /* A value scale onto the plot's width. */

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hw/measure.h"
 #include "util/proc.h"
 #include "util/util.h"
 
@@ -176,28 +177,13 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 /* QEMU's [heap] RSS and its anonymous memory now, from /proc/PID/smaps. */
 static void qemu_mem(pid_t pid, struct guest_qemu_mem *m)
 {
-	char path[64], line[512];
-	bool heap = false;
-	unsigned long long kib;
-	FILE *f;
+	struct measure_smaps sm;
 
 	memset(m, 0, sizeof(*m));
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (measure_smaps(pid, &sm))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		/* A mapping's first line: "start-end perms offset dev inode [path]". */
-		size_t word = strcspn(line, " ");
-
-		if (word && line[word - 1] != ':')
-			heap = strstr(line, "[heap]") != NULL;
-		else if (heap && sscanf(line, "Rss: %llu kB", &kib) == 1)
-			m->heap_kib += kib;
-		else if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
-			m->anon_kib += kib;
-	}
-	fclose(f);
+	m->heap_kib = sm.heap_kib;
+	m->anon_kib = sm.anon_kib;
 	m->read = true;
 }
 

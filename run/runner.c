@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "run/child.h"
+#include "util/json.h"
 #include "util/proc.h"
 #include "util/text.h"
 #include "util/tmpdir.h"
@@ -181,7 +182,7 @@ static int counted_unit(struct metric_result *m, const char *unit)
 
 int runner_apply_event(struct case_result *r, const char *line)
 {
-	json_t *ev = json_loads(line, 0, NULL);
+	json_t *ev = json_doc_parse(line, strlen(line), "a case's event", NULL, NULL);
 	const char *kind = json_string_value(json_object_get(ev, "ev"));
 	const char *msg = json_string_value(json_object_get(ev, "msg"));
 	struct metric_result *m;
@@ -344,14 +345,6 @@ int runner_case_exec(const struct case_inst *inst, const struct hw_info *hw,
 
 /* ---- one child ---------------------------------------------------------------------------- */
 
-/* The signal that interrupted the run, 0 while none has. */
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-	interrupted = sig;
-}
-
 /* What the parent gathers from one child's result pipe. */
 struct child_results {
 	struct case_result *r;
@@ -432,7 +425,7 @@ static void classify(const struct proc *p, const struct child_results *c, int wa
 			 opts->timeout_s);
 		case_result_set_outcome(r, OUTCOME_ERROR, msg);
 	} else if (watch_ret == -EINTR) {
-		snprintf(msg, sizeof(msg), "interrupted by %s", sigabbrev_np(interrupted));
+		snprintf(msg, sizeof(msg), "interrupted by %s", sigabbrev_np(proc_stop));
 		case_result_set_outcome(r, OUTCOME_ERROR, msg);
 	} else if (WIFSIGNALED(p->status)) {
 		r->term_signal = WTERMSIG(p->status);
@@ -493,7 +486,7 @@ static int run_one(const struct case_inst *inst, const struct hw_info *hw,
 		return ret;
 	p.on_data = on_results;
 	p.cb_arg = &c;
-	ret = proc_watch(&p, args.deadline_ns, &interrupted);
+	ret = proc_watch(&p, args.deadline_ns, &proc_stop);
 	r->time_s = (double)(util_now_ns() - p.started_ns) / 1e9;
 	classify(&p, &c, ret, opts);
 	case_result_summarise(r, opts->seed);
@@ -529,12 +522,10 @@ static void show(const struct run_opts *opts, const struct case_result *r)
 int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw,
 	       const struct run_opts *opts, struct case_result *results, struct mg_err *err)
 {
-	struct proc_saved_signals saved;
 	int ret = 0;
 	size_t i;
 
-	interrupted = 0;
-	proc_catch_stops(on_interrupt, &saved);
+	proc_stops_defer();
 	for (i = 0; i < n; i++)
 		if (insts[i].def->counted && opts->counter == COUNTER_SIMULATED &&
 		    !counter_under_valgrind()) {
@@ -548,7 +539,7 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 			ret = mg_err_set(err, ENOMEM, "out of memory");
 			break;
 		}
-		if (interrupted) {
+		if (proc_stop) {
 			case_result_set_outcome(&results[i], OUTCOME_ERROR, "not run: interrupted");
 			show(opts, &results[i]);
 			continue;
@@ -572,8 +563,8 @@ int runner_run(const struct case_inst *insts, size_t n, const struct hw_info *hw
 			show(opts, &results[i]);
 		}
 	sim_remove();
-	proc_restore_stops(&saved);
-	return ret ? ret : interrupted;
+	proc_stops_resume();
+	return ret ? ret : proc_stop;
 }
 
 int runner_merge(struct case_result *into, const struct case_result *more,

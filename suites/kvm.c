@@ -9,7 +9,6 @@
 
 #include "run/result.h"
 #include "run/sampling.h"
-#include "hw/tsc.h"
 #include "impl/memslots.h"
 #include "suites/kvm_busy.h"
 #include "suites/kvm_vm.h"

@@ -15,7 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hw/tsc.h"
 #include "impl/kvm_guest.h"
 #include "run/sampling.h"
 #include "suites/kvm_vm.h"

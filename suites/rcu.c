@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "run/result.h"
-#include "judge/gate.h"
 #include "run/sampling.h"
 #include "hw/counter.h"
 #include "impl/kvm_guest.h"

@@ -18,6 +18,15 @@ static int put(struct memslots *s, int id, uint64_t gfn, uint64_t npages, uint32
 	return memslots_set(s, &m);
 }
 
+/* @s: an array of @capacity slots in @order (shift updates, @lookup, @cache), holding @a and @b. */
+static void two_slots(struct memslots *s, unsigned int capacity, enum memslots_order order,
+		      enum memslots_lookup lookup, bool cache, struct memslot a, struct memslot b)
+{
+	assert_int_equal(memslots_init(s, capacity, order, MEMSLOTS_SHIFT, lookup, cache), 0);
+	assert_int_equal(memslots_set(s, &a), 0);
+	assert_int_equal(memslots_set(s, &b), 0);
+}
+
 static void test_init_refusals(void **state)
 {
 	struct memslots s;
@@ -56,10 +65,9 @@ static void test_set_refusals_leave_state(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(memslots_init(&s, 16, MEMSLOTS_BY_GFN, MEMSLOTS_SHIFT, MEMSLOTS_BINARY, 1),
-			 0);
-	assert_int_equal(put(&s, 1, 100, 10, 0), 0);
-	assert_int_equal(put(&s, 2, 200, 10, 0), 0);
+	two_slots(&s, 16, MEMSLOTS_BY_GFN, MEMSLOTS_BINARY, true,
+		  (struct memslot){.id = 1, .base_gfn = 100, .npages = 10},
+		  (struct memslot){.id = 2, .base_gfn = 200, .npages = 10});
 	memcpy(before, s.slots, sizeof(before));
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
 		int ret = put(&s, refused[i].id, refused[i].gfn, refused[i].npages, 0);
@@ -135,10 +143,9 @@ static void test_check_sees_corruption(void **state)
 	char why[256];
 
 	(void)state;
-	assert_int_equal(memslots_init(&s, 8, MEMSLOTS_BY_SIZE, MEMSLOTS_SHIFT, MEMSLOTS_LINEAR, 0),
-			 0);
-	assert_int_equal(put(&s, 0, 0, 4, 0), 0);
-	assert_int_equal(put(&s, 1, 10, 8, 0), 0);
+	two_slots(&s, 8, MEMSLOTS_BY_SIZE, MEMSLOTS_LINEAR, false,
+		  (struct memslot){.id = 0, .base_gfn = 0, .npages = 4},
+		  (struct memslot){.id = 1, .base_gfn = 10, .npages = 8});
 	s.id_to_index[1] = 5;
 	assert_int_equal(memslots_check(&s, why, sizeof(why)), -EUCLEAN);
 	assert_non_null(strstr(why, "id_to_index"));

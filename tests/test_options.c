@@ -1,19 +1,15 @@
-/* test_options.c - the usage text, the option tables and memgate(1) agree: every option a
- * command takes is in --help and the man page, and --help names no option that none takes. */
+/* test_options.c - the option tables give everything: every option a command's table holds is
+ * in its --help, in its section of memgate(1) and in its case of the bash completion, and
+ * cli_parse() takes it; --help names no option that no command takes. */
 #include "tests/testutil.h"
 
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "util/util.h"
-
-/* The tables of the commands a user types (case-exec is memgate's own, and not shown). */
-static const struct option *const tables[] = {
-    cli_hw_options,    cli_list_options,  cli_run_options,     cli_calibrate_options,
-    cli_ab_options,    cli_merge_options, cli_compare_options, cli_rules_options,
-    cli_plain_options, cli_model_options, cli_vm_options,
-};
 
 /* Is "--NAME" (@dashes spelled as in the text) in @text as a whole option word? */
 static bool has_option(const char *text, const char *dashes, const char *name)
@@ -32,84 +28,196 @@ static bool has_option(const char *text, const char *dashes, const char *name)
 
 static bool in_some_table(const char *name, size_t len)
 {
-	for (size_t t = 0; t < ARRAY_SIZE(tables); t++)
-		for (const struct option *o = tables[t]; o->name; o++)
-			if (strlen(o->name) == len && !strncmp(o->name, name, len))
+	for (const struct cli_command *k = cli_commands; k->name; k++)
+		for (const struct cli_opt *const *o = k->opts; *o; o++)
+			if (strlen((*o)->name) == len && !strncmp((*o)->name, name, len))
 				return true;
 	return !strncmp(name, "version", len) && len == 7;
 }
 
-static void test_every_option_in_usage(void **state)
+/* What @print writes, as a string (free it). */
+static char *captured(void (*print)(const struct cli_command *cmd, FILE *f),
+		      const struct cli_command *cmd)
 {
-	const char *usage = cli_usage_text();
-	int missing = 0;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	assert_non_null(f);
+	print(cmd, f);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+static void print_man(const struct cli_command *cmd, FILE *f)
+{
+	(void)cmd;
+	assert_int_equal(cli_print_man(f), EXIT_PASSED);
+}
+
+static void print_completion(const struct cli_command *cmd, FILE *f)
+{
+	(void)cmd;
+	assert_int_equal(cli_print_completion(f), EXIT_PASSED);
+}
+
+/* The part of @text from @start to the next @end (or the end), as a string (free it). */
+static char *section(const char *text, const char *start, const char *end)
+{
+	const char *a = strstr(text, start), *b;
+
+	if (!a)
+		return NULL;
+	a += strlen(start);
+	b = strstr(a, end);
+	return strndup(a, b ? (size_t)(b - a) : strlen(a));
+}
+
+/* "--name" as roff spells it: every hyphen \-. */
+static void roff_name(const char *name, char *buf, size_t len)
+{
+	size_t j = 0;
+
+	for (const char *c = name; *c && j + 3 < len; c++) {
+		if (*c == '-')
+			buf[j++] = '\\';
+		buf[j++] = *c;
+	}
+	buf[j] = '\0';
+}
+
+static void test_every_option_everywhere(void **state)
+{
+	char *man = captured(print_man, NULL), *comp = captured(print_completion, NULL);
+	int missing = 0, commands = 0;
 
 	(void)state;
-	for (size_t t = 0; t < ARRAY_SIZE(tables); t++)
-		for (const struct option *o = tables[t]; o->name; o++)
-			if (!has_option(usage, "--", o->name)) {
-				print_message("--%s is taken but not in --help\n", o->name);
-				missing++;
-			}
+	for (const struct cli_command *k = cli_commands; k->name; k++) {
+		char head[64], *help, *page, *cases;
+
+		if (k->hidden)
+			continue;
+		commands++;
+		help = captured(cli_print_help, k);
+		snprintf(head, sizeof(head), "usage: memgate %s ", k->name);
+		if (strncmp(help, head, strlen(head)) && strncmp(help, head, strlen(head) - 1))
+			fail_msg("memgate %s --help does not start with its own usage", k->name);
+		snprintf(head, sizeof(head), "\n.SS %s\n", k->name);
+		page = section(man, head, "\n.S");
+		snprintf(head, sizeof(head), "\n\t%s)\n", k->name);
+		cases = section(comp, head, "\t\t;;\n");
+		if (!page || !cases)
+			fail_msg("%s: no section in memgate(1) or no case in the completion",
+				 k->name);
+		for (const struct cli_opt *const *p = k->opts; *p; p++) {
+			const struct cli_opt *o = *p;
+			char roff[64];
+
+			roff_name(o->name, roff, sizeof(roff));
+			if (!has_option(help, "--", o->name))
+				print_message("%s --%s: not in its --help\n", k->name, o->name);
+			else if (!has_option(page, "\\-\\-", roff))
+				print_message("%s --%s: not in its section of memgate(1)\n",
+					      k->name, o->name);
+			else if (!has_option(cases, "--", o->name))
+				print_message("%s --%s: not in its bash completion\n", k->name,
+					      o->name);
+			else
+				continue;
+			missing++;
+		}
+		free(help);
+		free(page);
+		free(cases);
+	}
+	free(man);
+	free(comp);
+	assert_true(commands >= 12);
 	assert_int_equal(missing, 0);
+}
+
+/* The check itself: an option planted in a table but missing from a text is found. */
+static void test_missing_option_is_found(void **state)
+{
+	char *man = captured(print_man, NULL);
+
+	(void)state;
+	assert_true(has_option(man, "\\-\\-", "reserve\\-hugepages"));
+	assert_false(has_option(man, "\\-\\-", "reserve\\-huge"));
+	assert_false(has_option(man, "\\-\\-", "no\\-such\\-option"));
+	free(man);
 }
 
 static void test_usage_names_only_real_options(void **state)
 {
-	const char *usage = cli_usage_text();
 	int unknown = 0;
 
 	(void)state;
-	for (const char *p = strstr(usage, "--"); p; p = strstr(p + 2, "--")) {
-		size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+	for (const struct cli_command *k = cli_commands; k->name; k++) {
+		char *help = captured(cli_print_help, k);
 
-		if (len && !in_some_table(p + 2, len)) {
-			print_message("--help names --%.*s, which no command takes\n", (int)len,
-				      p + 2);
-			unknown++;
+		for (const char *p = strstr(help, "--"); p; p = strstr(p + 2, "--")) {
+			size_t len = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+
+			if (len && !in_some_table(p + 2, len)) {
+				print_message("%s --help names --%.*s, which no command takes\n",
+					      k->name, (int)len, p + 2);
+				unknown++;
+			}
 		}
+		free(help);
 	}
 	assert_int_equal(unknown, 0);
 }
 
-static void test_man_page(void **state)
+/* Every command's -h and --help: its usage, and EXIT_HELP (main exits 0); never exit(). */
+static void test_help_of_every_command(void **state)
 {
-	char *page = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&page, &size);
-	int missing = 0;
+	(void)state;
+	for (const struct cli_command *k = cli_commands; k->name; k++) {
+		char name[32], *argv_long[] = {name, "--help", NULL},
+			       *argv_short[] = {name, "-h", NULL};
+		struct cli c;
+
+		snprintf(name, sizeof(name), "%s", k->name);
+		if (!strcmp(k->name, "case-exec"))
+			continue; /* memgate's own: no help */
+		assert_int_equal(cli_parse(&c, 2, argv_long, k->name), EXIT_HELP);
+		assert_int_equal(cli_parse(&c, 2, argv_short, k->name), EXIT_HELP);
+	}
+}
+
+/* model's options are parsed as every command's: values land, bad ones are refused. */
+static void test_model_parses_like_the_others(void **state)
+{
+	char *good[] = {"model", "--spread", "0.01,0.02", "--runs", "50", "--seed", "7", NULL};
+	char *bad[] = {"model", "--runs", "5", NULL}, *s[] = {"model", "-s", "0.02", NULL};
+	struct cli c;
 
 	(void)state;
-	assert_non_null(f);
-	assert_int_equal(cli_print_man(f), EXIT_PASSED);
-	assert_int_equal(fclose(f), 0);
-	assert_non_null(strstr(page, ".TH MEMGATE 1 "));
-	assert_non_null(strstr(page, "\n.SH SYNOPSIS\n.nf\nmemgate [\\-\\-help]"));
-	assert_non_null(strstr(page, "\n.SH COMMANDS\n"));
-	assert_non_null(strstr(page, "\n.SH OPTIONS\n"));
-	assert_non_null(strstr(page, "\n.SH IMPLEMENTATIONS UNDER TEST\n"));
-	for (size_t t = 0; t < ARRAY_SIZE(tables); t++)
-		for (const struct option *o = tables[t]; o->name; o++) {
-			char name[64];
-			size_t j = 0;
+	assert_int_equal(cli_parse(&c, 7, good, "model"), 0);
+	assert_int_equal(c.n_spreads, 2);
+	assert_int_equal(c.model.runs, 50);
+	assert_int_equal(c.model.seed, 7);
+	assert_int_equal(cli_parse(&c, 3, bad, "model"), EXIT_USAGE);
+	/* -s is --suite wherever it is taken; model takes no suite. */
+	assert_int_equal(cli_parse(&c, 3, s, "model"), EXIT_USAGE);
+}
 
-			/* roff spells every hyphen \-. */
-			for (const char *c = o->name; *c && j + 3 < sizeof(name); c++) {
-				if (*c == '-')
-					name[j++] = '\\';
-				name[j++] = *c;
-			}
-			name[j] = '\0';
-			if (!has_option(page, "\\-\\-", name)) {
-				print_message("--%s is not in memgate(1)\n", o->name);
-				missing++;
-			}
-		}
-	assert_int_equal(missing, 0);
+static void test_man_page_requests(void **state)
+{
+	char *page = captured(print_man, NULL);
+
+	(void)state;
+	assert_non_null(strstr(page, ".TH MEMGATE 1 "));
+	assert_non_null(strstr(page, "\n.SH SYNOPSIS\n.nf\nmemgate hw "));
+	assert_non_null(strstr(page, "\n.SH COMMANDS\n"));
+	assert_non_null(strstr(page, "\n.SH EXIT STATUS\n"));
+	assert_non_null(strstr(page, "\n.SH IMPLEMENTATIONS UNDER TEST\n"));
 	/* Every line that starts with a dot is a request this page means to make. */
 	for (const char *line = page; line; line = strchr(line, '\n')) {
-		static const char *const requests[] = {".TH ",	".SH ", ".nf\n", ".fi\n",
-						       ".TP\n", ".I ",	".BR ",	 ".\\\" "};
+		static const char *const requests[] = {".TH ",	".SH ", ".SS ", ".nf\n", ".fi\n",
+						       ".TP\n", ".B ",	".I ",	".BR ",	 ".\\\" "};
 		bool known = false;
 
 		line += *line == '\n';
@@ -126,9 +234,12 @@ static void test_man_page(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_every_option_in_usage),
+	    cmocka_unit_test(test_every_option_everywhere),
+	    cmocka_unit_test(test_missing_option_is_found),
 	    cmocka_unit_test(test_usage_names_only_real_options),
-	    cmocka_unit_test(test_man_page),
+	    cmocka_unit_test(test_help_of_every_command),
+	    cmocka_unit_test(test_model_parses_like_the_others),
+	    cmocka_unit_test(test_man_page_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -146,6 +146,16 @@ static inline const char *test_tmp(const char *name)
 	return p;
 }
 
+/* @path made to hold @text exactly (a test's fixture file); the test fails if it cannot. */
+static inline void test_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) < 0, 0);
+	assert_int_equal(fclose(f), 0);
+}
+
 /*
  * The tests' host-wide turn: tests that change or read back the host's shared state (hugetlb
  * pools, RESERVE_DIR) take it first, so that two `make check` runs on one host take turns

@@ -21,19 +21,60 @@ const int proc_stop_signals[PROC_N_STOP_SIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIG
 /* How often a child is looked at when the kernel has no pidfd to poll for its end. */
 #define NO_PIDFD_LOOK_MS 50
 
-void proc_catch_stops(void (*handler)(int), struct proc_saved_signals *saved)
-{
-	struct sigaction sa = {.sa_handler = handler};
+volatile sig_atomic_t proc_stop;
+static volatile sig_atomic_t stop_depth;
+static void (*stop_fatal)(void);
+static struct sigaction stop_old[PROC_N_STOP_SIGNALS];
+static bool stop_installed;
 
-	sigemptyset(&sa.sa_mask);
+/* The one handler of the stop signals. */
+static void on_stop(int sig)
+{
+	if (stop_depth > 0) {
+		proc_stop = sig;
+		return;
+	}
+	/* Nobody defers it: what must not outlive the process is undone, then the signal does
+	 * what it did before memgate caught it (usually: end the process). */
+	if (stop_fatal)
+		stop_fatal();
 	for (size_t i = 0; i < PROC_N_STOP_SIGNALS; i++)
-		sigaction(proc_stop_signals[i], &sa, &saved->old[i]);
+		if (proc_stop_signals[i] == sig)
+			sigaction(sig, &stop_old[i], NULL);
+	raise(sig);
 }
 
-void proc_restore_stops(const struct proc_saved_signals *saved)
+static void stops_install(bool on)
 {
+	struct sigaction sa = {.sa_handler = on_stop};
+
+	if (on == stop_installed)
+		return;
+	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < PROC_N_STOP_SIGNALS; i++)
-		sigaction(proc_stop_signals[i], &saved->old[i], NULL);
+		sigaction(proc_stop_signals[i], on ? &sa : &stop_old[i], on ? &stop_old[i] : NULL);
+	stop_installed = on;
+}
+
+void proc_stops_defer(void)
+{
+	if (stop_depth++ == 0)
+		proc_stop = 0;
+	stops_install(true);
+}
+
+void proc_stops_resume(void)
+{
+	if (stop_depth > 0)
+		stop_depth--;
+	if (!stop_depth && !stop_fatal)
+		stops_install(false);
+}
+
+void proc_stops_on_fatal(void (*fn)(void))
+{
+	stop_fatal = fn;
+	stops_install(true);
 }
 
 /* ---- in the child --------------------------------------------------------------------------- */

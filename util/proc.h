@@ -20,15 +20,22 @@
 #define PROC_N_STOP_SIGNALS 4
 extern const int proc_stop_signals[PROC_N_STOP_SIGNALS];
 
-struct proc_saved_signals {
-	struct sigaction old[PROC_N_STOP_SIGNALS];
-};
+/*
+ * The one owner of the stop signals. Between proc_stops_defer() and proc_stops_resume()
+ * (nested: the outermost pair counts) a stop signal only sets proc_stop, for the code to
+ * notice, stop what it started and write what it measured. Outside, a stop signal runs the
+ * function proc_stops_on_fatal() named, then does what it did before.
+ */
+extern volatile sig_atomic_t proc_stop; /* the signal that came while deferred; 0: none */
 
-/** proc_catch_stops() - route the stop signals to @handler, keeping the old actions in @saved. */
-void proc_catch_stops(void (*handler)(int), struct proc_saved_signals *saved);
+/** proc_stops_defer() - from now on a stop signal only sets proc_stop (0 at the outermost). */
+void proc_stops_defer(void);
 
-/** proc_restore_stops() - put back the actions proc_catch_stops() replaced. */
-void proc_restore_stops(const struct proc_saved_signals *saved);
+/** proc_stops_resume() - undo one proc_stops_defer(); the outermost puts the old actions back. */
+void proc_stops_resume(void);
+
+/** proc_stops_on_fatal() - @fn runs (async-signal-safe) when a stop signal ends the process. */
+void proc_stops_on_fatal(void (*fn)(void));
 
 /* Where a child's standard stream goes. */
 enum proc_stream {

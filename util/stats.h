@@ -103,6 +103,7 @@ double stats_t_quantile(double q, double df);
 /** stats_f_sf() - P(F > @f) for Snedecor's F with @d1 and @d2 degrees of freedom. */
 double stats_f_sf(double f, double d1, double d2);
 
+/** stats_holm() - Holm's step-down at family-wise @alpha: @reject[i] for each of the @n @p. */
 void stats_holm(const double *p, size_t n, double alpha, bool *reject);
 
 #endif

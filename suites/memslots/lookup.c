@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "run/sampling.h"
-#include "hw/tsc.h"
 #include "suites/memslots/memslots.h"
 #include "util/util.h"
 
@@ -21,34 +20,24 @@ static const unsigned int lookup_capacities[] = {117, 509, 4096, 32764};
  * runs here, and only interleaving keeps the comparison fair. Metric MODE.DIST.
  */
 
+/* The nine lookups, MODE.DIST, with @suffix ("" or ".d1_misses" ...) in @unit. */
+/* clang-format off */
+#define LOOKUP_METRICS(suffix, unit)						\
+	{"impl.hit_uniform" suffix, unit, LOWER_IS_BETTER},			\
+	{"impl.hit_skewed" suffix, unit, LOWER_IS_BETTER},			\
+	{"impl.miss" suffix, unit, LOWER_IS_BETTER},				\
+	{"linear.hit_uniform" suffix, unit, LOWER_IS_BETTER},			\
+	{"linear.hit_skewed" suffix, unit, LOWER_IS_BETTER},			\
+	{"linear.miss" suffix, unit, LOWER_IS_BETTER},				\
+	{"binary.hit_uniform" suffix, unit, LOWER_IS_BETTER},			\
+	{"binary.hit_skewed" suffix, unit, LOWER_IS_BETTER},			\
+	{"binary.miss" suffix, unit, LOWER_IS_BETTER}
+/* clang-format on */
+
 const struct metric_def memslots_case_lookup_metrics[L_METRICS] = {
-    {"impl.hit_uniform", "cycles", LOWER_IS_BETTER},
-    {"impl.hit_skewed", "cycles", LOWER_IS_BETTER},
-    {"impl.miss", "cycles", LOWER_IS_BETTER},
-    {"linear.hit_uniform", "cycles", LOWER_IS_BETTER},
-    {"linear.hit_skewed", "cycles", LOWER_IS_BETTER},
-    {"linear.miss", "cycles", LOWER_IS_BETTER},
-    {"binary.hit_uniform", "cycles", LOWER_IS_BETTER},
-    {"binary.hit_skewed", "cycles", LOWER_IS_BETTER},
-    {"binary.miss", "cycles", LOWER_IS_BETTER},
-    {"impl.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
-    {"impl.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
-    {"impl.miss.d1_misses", "misses", LOWER_IS_BETTER},
-    {"linear.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
-    {"linear.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
-    {"linear.miss.d1_misses", "misses", LOWER_IS_BETTER},
-    {"binary.hit_uniform.d1_misses", "misses", LOWER_IS_BETTER},
-    {"binary.hit_skewed.d1_misses", "misses", LOWER_IS_BETTER},
-    {"binary.miss.d1_misses", "misses", LOWER_IS_BETTER},
-    {"impl.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
-    {"impl.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
-    {"impl.miss.ll_misses", "misses", LOWER_IS_BETTER},
-    {"linear.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
-    {"linear.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
-    {"linear.miss.ll_misses", "misses", LOWER_IS_BETTER},
-    {"binary.hit_uniform.ll_misses", "misses", LOWER_IS_BETTER},
-    {"binary.hit_skewed.ll_misses", "misses", LOWER_IS_BETTER},
-    {"binary.miss.ll_misses", "misses", LOWER_IS_BETTER},
+    LOOKUP_METRICS("", "cycles"),
+    LOOKUP_METRICS(".d1_misses", "misses"),
+    LOOKUP_METRICS(".ll_misses", "misses"),
 };
 
 /* A booting guest hits its RAM and a few ROM and MMIO slots: 90% of hits on 3 slots. */

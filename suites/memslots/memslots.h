@@ -26,8 +26,11 @@ unsigned int memslots_case_param_uint(struct case_ctx *ctx, const char *name);
 
 /* Checks (equivalence.c, regression.c). */
 case_expand_fn memslots_case_expand_capacity_order;
+/** memslots_case_check_equivalence() - seeded random operations: every strategy and lookup
+ * agrees with the oracle. */
 void memslots_case_check_equivalence(struct case_ctx *ctx);
 case_expand_fn memslots_case_expand_regressions;
+/** memslots_case_check_regression() - the named regressions of the reviews, each replayed. */
 void memslots_case_check_regression(struct case_ctx *ctx);
 
 /* Update cost (update.c): metric STRATEGY.STAT, the strategies in turn. */
@@ -45,8 +48,11 @@ extern const struct metric_def memslots_case_growth_metrics[G_METRICS];
 
 case_expand_fn memslots_case_expand_update;
 case_expand_fn memslots_case_expand_growth;
+/** memslots_case_perf_update_growing() - cycles per update, creates of growing size. */
 void memslots_case_perf_update_growing(struct case_ctx *ctx);
+/** memslots_case_perf_update_random() - cycles per update, random creates, deletes, moves. */
 void memslots_case_perf_update_random(struct case_ctx *ctx);
+/** memslots_case_perf_growth() - the median growing update at GROWTH_SMALL and GROWTH_LARGE. */
 void memslots_case_perf_growth(struct case_ctx *ctx);
 
 /* Lookup cost (lookup.c): metric MODE.DIST. */
@@ -60,6 +66,7 @@ extern const struct metric_def memslots_case_lookup_metrics[L_METRICS];
 #define LOOKUP_BATCH 1024
 
 case_expand_fn memslots_case_expand_lookup;
+/** memslots_case_perf_lookup() - cycles per gfn lookup: uniform hits, skewed hits, misses. */
 void memslots_case_perf_lookup(struct case_ctx *ctx);
 
 #endif

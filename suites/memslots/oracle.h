@@ -15,6 +15,7 @@ struct oracle {
 
 /** oracle_init() - an empty oracle of @capacity ids. Returns 0 or -ENOMEM. */
 int oracle_init(struct oracle *o, unsigned int capacity);
+/** oracle_release() - free what oracle_init() made. */
 void oracle_release(struct oracle *o);
 
 /**

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "judge/gate.h"
+#include "run/result.h"
 #include "suites/memslots/memslots.h"
 #include "suites/suites.h"
 #include "util/util.h"

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "run/sampling.h"
-#include "hw/tsc.h"
 #include "suites/memslots/memslots.h"
 #include "suites/memslots/oracle.h"
 #include "util/util.h"

@@ -19,12 +19,18 @@ uint64_t prealloc_case_gigapages(const struct hw_info *hw, uint64_t size);
 /* The checks (checks.c). */
 case_expand_fn prealloc_case_expand_numa;
 case_expand_fn prealloc_case_expand_methods;
+/** prealloc_case_resident() - after a prealloc every page is resident and kept its contents. */
 void prealloc_case_resident(struct case_ctx *ctx);
+/** prealloc_case_plan() - the thread rule and the page ranges on a table of guests. */
 void prealloc_case_plan(struct case_ctx *ctx);
+/** prealloc_case_numa_plan() - a region a node: threads in proportion, bound to its PUs. */
 void prealloc_case_numa_plan(struct case_ctx *ctx);
+/** prealloc_case_running_out() - a hugetlb pool too small: an error saying so, no death. */
 void prealloc_case_running_out(struct case_ctx *ctx);
 case_expand_fn prealloc_case_expand_ways;
+/** prealloc_case_placement() - a region a node, in turn or in parallel: every page on it. */
 void prealloc_case_placement(struct case_ctx *ctx);
+/** prealloc_case_node_pool() - one node's pool alone: a region bound there takes its pages. */
 void prealloc_case_node_pool(struct case_ctx *ctx);
 
 /*
@@ -93,8 +99,10 @@ enum {
 };
 extern const struct metric_def prealloc_case_regions_metrics[REGIONS_METRICS];
 case_expand_fn prealloc_case_expand_regions;
+/** prealloc_case_regions() - a region a node, preallocated in turn and in parallel, timed. */
 void prealloc_case_regions(struct case_ctx *ctx);
 extern const struct summary_table prealloc_case_regions_table;
+/** prealloc_case_startup() - start-up time per method and thread count; memset the limit. */
 void prealloc_case_startup(struct case_ctx *ctx);
 extern const struct summary_table prealloc_case_startup_table;
 
