@@ -21,6 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	while (cli_commands[n].name)
 		n++;
+	if (!n)
+		return 0;
 	text = malloc(size);
 	if (!text)
 		return 0;
