@@ -24,6 +24,11 @@ quiet=0
 # The guest kit's kernel (the qemu suite's boot cases): Debian's cloud kernel package, kept in
 # KERNEL_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own
 # kernel, /boot and initramfs hooks stay as they are.
+# A second QEMU beside Debian's 7.2 (the qemu suite is right on both, and `ab` of two QEMUs
+# has two to compare): bookworm-backports' qemu-system-x86 10.0, downloaded through a private
+# apt configuration (the system's sources stay as they are) and unpacked under
+# KERNEL_CACHE/qemu-VERSION/root, never installed over 7.2. Its binary runs from there: it is
+# relocatable, its TCG is built in, and it finds its firmware in ../share/qemu.
 KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/memgate}
 KERNEL_META=linux-image-cloud-amd64
 
@@ -56,6 +61,57 @@ fetch_kernel() {
 	(cd "$KERNEL_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg")
 }
 
+QEMU_NEW_SUITE=bookworm-backports
+QEMU_NEW_PACKAGES="qemu-system-x86 qemu-system-common qemu-system-data"
+
+fetch_new_qemu() {
+	if ls "$KERNEL_CACHE"/qemu-*/root/usr/bin/qemu-system-x86_64 >/dev/null 2>&1; then
+		[ "$quiet" -eq 1 ] || echo "install-deps: QEMU $(ls -d "$KERNEL_CACHE"/qemu-*/ | head -n 1) present"
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: no second QEMU in $KERNEL_CACHE (as root this fetches it from $QEMU_NEW_SUITE)" >&2
+		return 0
+	fi
+	apt_dir="$KERNEL_CACHE/apt"
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	echo "deb http://deb.debian.org/debian $QEMU_NEW_SUITE main" > "$apt_dir/sources.list"
+	set -- -o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
+		-o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache" \
+		-o APT::Sandbox::User=root
+	# A second QEMU is for the qemu suite's other version: without it those runs SKIP saying
+	# so; the rest of memgate does not need it, so a failure here is said, not fatal.
+	if ! apt-get "$@" update -q >/dev/null; then
+		echo "install-deps: $QEMU_NEW_SUITE unreachable: no second QEMU" >&2
+		return 0
+	fi
+	version=$(apt-cache "$@" policy qemu-system-x86 | sed -n 's/^ *Candidate: *//p')
+	upstream=$(echo "$version" | sed 's/^[0-9]*://; s/[+~-].*//')
+	case "$upstream" in
+	[0-9]*.[0-9]*) ;;
+	*)
+		echo "install-deps: $QEMU_NEW_SUITE has no qemu-system-x86 here: no second QEMU" >&2
+		return 0
+		;;
+	esac
+	dir="$KERNEL_CACHE/qemu-$upstream"
+	echo "install-deps: fetching QEMU $version from $QEMU_NEW_SUITE into $dir (unpacked, not installed)"
+	rm -rf "$dir.new"
+	mkdir -p "$dir.new/debs"
+	for p in $QEMU_NEW_PACKAGES; do
+		if ! (cd "$dir.new/debs" && apt-get "$@" download -q "$p=$version" >/dev/null); then
+			echo "install-deps: could not download $p $version: no second QEMU" >&2
+			rm -rf "$dir.new"
+			return 0
+		fi
+	done
+	for deb in "$dir.new"/debs/*.deb; do
+		dpkg-deb -x "$deb" "$dir.new/root"
+	done
+	rm -rf "$dir"
+	mv "$dir.new" "$dir"
+}
+
 missing=""
 for p in $PACKAGES; do
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -68,6 +124,7 @@ done
 if [ -z "$missing" ]; then
 	[ "$quiet" -eq 1 ] || echo "install-deps: all present:$(printf ' %s' $PACKAGES)"
 	fetch_kernel
+	fetch_new_qemu
 	exit 0
 fi
 
@@ -82,4 +139,5 @@ apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
 fetch_kernel
+fetch_new_qemu
 echo "install-deps: done"
