@@ -26,12 +26,14 @@ int qemu_find(struct qemu_bin *q, const char *path, struct mg_err *err);
 
 /* What one launch did. */
 struct qemu_launch {
-	double wall_ms;		  /* fork to reaped */
-	unsigned int max_threads; /* the most threads /proc/PID/status showed before QMP spoke */
-	bool greeted;		  /* QMP's greeting came */
-	int status;		  /* waitpid()'s status */
-	char output[1024];	  /* the tail of QEMU's stderr: its own error text */
-	char placement[2048];	  /* qemu_launch_placed(): numa_maps's bound mappings */
+	double wall_ms;		/* fork to reaped */
+	double cpu_ms;		/* the CPU time of all its threads, user and system (wait4) */
+	unsigned int max_touch; /* the most of its preallocation threads alive at once before
+				 * QMP spoke: tasks named "touch_pages" (-name debug-threads=on) */
+	bool greeted;		/* QMP's greeting came */
+	int status;		/* waitpid()'s status */
+	char output[1024];	/* the tail of QEMU's stderr: its own error text */
+	char placement[2048];	/* qemu_launch_placed(): numa_maps's bound mappings */
 };
 
 /**

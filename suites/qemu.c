@@ -4,6 +4,7 @@
  * (qemu_boot.c). */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <mntent.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "suites/qemu_boot.h"
 #include "suites/suites.h"
 
+#include "util/stats.h"
 #include "util/util.h"
 
 /* A launch that takes longer than this is broken, not slow (4 GiB takes ~0.5 s here). */
@@ -70,12 +72,20 @@ static int ref_kind(const struct hw_info *hw, int b)
 	return b == B_RAM && !kind_offered(hw, K_THP) ? K_ANON : backends[b].kind;
 }
 
-/* Guest memory per backend: as the prealloc suite's start-up case, which bounds the bimodal
- * THP and 4 KiB first touches to 1 GiB and gives each thread whole 1 GiB pages. */
+/*
+ * Guest memory per backend: as the prealloc suite's start-up case, which bounds the bimodal
+ * THP and 4 KiB first touches to 1 GiB and gives each thread whole 1 GiB pages; and 1 GiB at
+ * least, --quick and --size too. A launch's prealloc is timed as the difference of two ~70 ms
+ * launches: at 256 MiB the preallocation is 7 to 15 ms, inside their noise, and its threads
+ * live less than the 2 ms the thread poll takes (both QEMU 7.2 and 10.0 then showed one thread
+ * of two, and times faster than writing the memory); at 1 GiB it is 30 to 90 ms.
+ */
 static size_t qemu_size(const struct hw_info *hw, const struct run_opts *o, int b)
 {
 	uint64_t size = case_guest_size(hw, o);
 
+	if (size < GIB)
+		size = GIB;
 	if (!kinds[ref_kind(hw, b)].hugetlb && size > GIB)
 		size = GIB;
 	if (b == B_MEMFD_1G) {
@@ -187,6 +197,9 @@ enum {
 	M_REF_SPEEDUP,
 	M_QEMU_OVER_REF,
 	M_MEMSET_MS,
+	M_QEMU_T1_CPU_MS,
+	M_QEMU_TALL_CPU_MS,
+	M_QEMU_TCAP_CPU_MS,
 	M_METRICS,
 };
 
@@ -204,7 +217,19 @@ static const struct metric_def qemu_metrics[M_METRICS] = {
     [M_REF_SPEEDUP] = {"ref.speedup", "x", HIGHER_IS_BETTER},
     [M_QEMU_OVER_REF] = {"qemu_over_ref", "x", LOWER_IS_BETTER},
     [M_MEMSET_MS] = {"memset.ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_T1_CPU_MS] = {"qemu.t1.cpu_ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_TALL_CPU_MS] = {"qemu.tall.cpu_ms", "ms", LOWER_IS_BETTER},
+    [M_QEMU_TCAP_CPU_MS] = {"qemu.tcap.cpu_ms", "ms", LOWER_IS_BETTER},
 };
+
+/* Rounds whose figures a case keeps for its checks at the end (the rest are not checked). */
+#define QEMU_CHECK_ROUNDS 64
+/*
+ * A QEMU prealloc faster than this share of the time writing the same memory takes is not a
+ * preallocation: the kernel zeroes every page it faults. Populating 1 GiB here took 0.9x to
+ * 1.1x memset's time (2 threads, THP and hugetlb), the reference at most 1.2x its speed.
+ */
+#define PREALLOC_OVER_WRITE_MIN 0.75
 
 struct qemu_case {
 	struct case_ctx *ctx;
@@ -214,7 +239,14 @@ struct qemu_case {
 	unsigned int threads[A_ARMS]; /* asked of each arm (0: the arm does not run) */
 	char mem_path[128];	      /* B_FILE_2M: the hugetlbfs directory */
 	double ms[A_ARMS];	      /* this round's wall times */
+	double cpu[A_ARMS];	      /* this round's CPU times of QEMU, all its threads */
 	unsigned int seen[A_ARMS];    /* this round's most threads of QEMU */
+	double memset_ms;	      /* this round's write of the same memory; 0: none */
+	/* Per measured round of each QEMU arm, for check_figures(): its prealloc over the
+	 * round's write, the threads seen, and its CPU over its wall time (threads at work). */
+	double over_write[A_ARMS][QEMU_CHECK_ROUNDS], at_work[A_ARMS][QEMU_CHECK_ROUNDS];
+	double seen_at[A_ARMS][QEMU_CHECK_ROUNDS];
+	unsigned int n_over[A_ARMS], n_work[A_ARMS], n_rounds[A_ARMS];
 };
 
 /* One launch of QEMU for arm @a: 0, or -errno with the case already FAIL or ERROR. */
@@ -245,7 +277,8 @@ static int launch(struct qemu_case *qc, unsigned int a)
 		return ret;
 	}
 	qc->ms[a] = l.wall_ms;
-	qc->seen[a] = l.max_threads;
+	qc->cpu[a] = l.cpu_ms;
+	qc->seen[a] = l.max_touch;
 	return 0;
 }
 
@@ -284,7 +317,8 @@ static int reference(struct qemu_case *qc, unsigned int a, bool measured)
 		measure_span_begin(&span);
 		parallel_memset(m.addr, qc->size, rep.threads);
 		measure_span_end(&span);
-		case_sample(qc->ctx, M_MEMSET_MS, (double)span.wall_ns / 1e6, &span);
+		qc->memset_ms = (double)span.wall_ns / 1e6;
+		case_sample(qc->ctx, M_MEMSET_MS, qc->memset_ms, &span);
 	}
 	unmap_kind(&m);
 	return ret;
@@ -309,6 +343,9 @@ static int qemu_round_end(void *arg, unsigned int round, bool measured)
 	static const unsigned int threads_of[] = {[A_QEMU_T1] = M_QEMU_T1_THREADS,
 						  [A_QEMU_TALL] = M_QEMU_TALL_THREADS,
 						  [A_QEMU_TCAP] = M_QEMU_TCAP_THREADS};
+	static const unsigned int cpu_of[] = {[A_QEMU_T1] = M_QEMU_T1_CPU_MS,
+					      [A_QEMU_TALL] = M_QEMU_TALL_CPU_MS,
+					      [A_QEMU_TCAP] = M_QEMU_TCAP_CPU_MS};
 	struct qemu_case *qc = arg;
 	double pre[A_ARMS] = {0};
 
@@ -317,20 +354,31 @@ static int qemu_round_end(void *arg, unsigned int round, bool measured)
 		return 0;
 	case_sample(qc->ctx, M_STARTUP_MS, qc->ms[A_STARTUP], NULL);
 	for (unsigned int a = A_QEMU_T1; a <= A_QEMU_TCAP; a++) {
+		unsigned int k = qc->n_rounds[a];
+		double cpu, seen;
+
 		if (!qc->threads[a])
 			continue;
 		pre[a] = qc->ms[a] - qc->ms[A_STARTUP];
 		pre[a] = pre[a] > 0 ? pre[a] : 0;
 		case_sample(qc->ctx, ms_of[a], pre[a], NULL);
-		/*
-		 * The threads that preallocated: those it ran beyond the ones it runs without
-		 * preallocating, or its main thread when it started none (QEMU 7.2 populates
-		 * on the main thread when asked for one thread).
+		/* The threads that preallocated: its touch_pages threads, or its main thread when
+		 * it started none (QEMU 7.2 and 10.0 populate there when asked for one thread). */
+		seen = qc->seen[a] ? qc->seen[a] : 1;
+		case_sample(qc->ctx, threads_of[a], seen, NULL);
+		/* The CPU its preallocation took, all threads: the launch's less the one's without.
 		 */
-		case_sample(
-		    qc->ctx, threads_of[a],
-		    qc->seen[a] > qc->seen[A_STARTUP] + 1 ? qc->seen[a] - qc->seen[A_STARTUP] : 1,
-		    NULL);
+		cpu = qc->cpu[a] - qc->cpu[A_STARTUP];
+		case_sample(qc->ctx, cpu_of[a], cpu > 0 ? cpu : 0, NULL);
+		if (k == QEMU_CHECK_ROUNDS)
+			continue;
+		qc->seen_at[a][k] = seen;
+		qc->n_rounds[a]++;
+		if (qc->memset_ms > 0)
+			qc->over_write[a][qc->n_over[a]++] = pre[a] / qc->memset_ms;
+		/* Threads at work: a preallocation of a few ms says nothing of its threads. */
+		if (pre[a] >= 5)
+			qc->at_work[a][qc->n_work[a]++] = (cpu > 0 ? cpu : 0) / pre[a];
 	}
 	case_sample(qc->ctx, M_REF_T1_MS, qc->ms[A_REF_T1], NULL);
 	if (qc->threads[A_QEMU_TALL]) {
@@ -343,14 +391,65 @@ static int qemu_round_end(void *arg, unsigned int round, bool measured)
 		}
 		case_sample(qc->ctx, M_REF_SPEEDUP, qc->ms[A_REF_T1] / qc->ms[A_REF_TALL], NULL);
 	}
+	qc->memset_ms = 0;
 	return 0;
+}
+
+/*
+ * Figures that cannot be true are an ERROR of the measurement, naming the QEMU and what was
+ * seen, never a PASS: a preallocation faster than writing the same memory (the launch
+ * difference did not time it: QEMU preallocated outside the launch, or not at all); fewer
+ * threads seen than QEMU's rule gives and its CPU time shows at work (the thread poll missed
+ * them). A QEMU that truly preallocates with fewer threads (its CPU time says so too) is a
+ * figure, for the gates and ab to judge.
+ */
+static void check_figures(struct qemu_case *qc)
+{
+	static const char *const arm_name[] = {
+	    [A_QEMU_T1] = "1-thread", [A_QEMU_TALL] = "all-PU", [A_QEMU_TCAP] = "capped"};
+	const struct hw_info *hw = case_hw(qc->ctx);
+
+	for (unsigned int a = A_QEMU_T1; a <= A_QEMU_TCAP; a++) {
+		double over, seen, work;
+		unsigned int want;
+
+		if (!qc->threads[a] || !qc->n_rounds[a])
+			continue;
+		over = qc->n_over[a] ? stats_median(qc->over_write[a], qc->n_over[a]) : NAN;
+		if (over < PREALLOC_OVER_WRITE_MIN) {
+			case_error(
+			    qc->ctx,
+			    "QEMU %s: its %s prealloc of %zu MiB took %.2fx the time writing "
+			    "the same memory takes (median of %u rounds; at least %.2fx is a "
+			    "preallocation): the launch did not time it",
+			    qc->qemu->version, arm_name[a], qc->size >> 20, over, qc->n_over[a],
+			    PREALLOC_OVER_WRITE_MIN);
+			return;
+		}
+		want = prealloc_threads(qc->size, kinds[qc->kind].page, qc->threads[a],
+					hw->n_pus ? hw->n_pus : 1, PREALLOC_CAP_QEMU);
+		seen = stats_median(qc->seen_at[a], qc->n_rounds[a]);
+		work = qc->n_work[a] ? stats_median(qc->at_work[a], qc->n_work[a]) : NAN;
+		if (seen < want && work >= seen + 0.75) {
+			case_error(
+			    qc->ctx,
+			    "QEMU %s: its %s prealloc showed %.0f threads (median of %u rounds) "
+			    "where QEMU's rule gives %u and its CPU time says %.1f were at work: "
+			    "the thread poll missed them",
+			    qc->qemu->version, arm_name[a], seen, qc->n_rounds[a], want, work);
+			return;
+		}
+	}
 }
 
 static void perf_prealloc(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	const struct hw_info *hw = case_hw(ctx);
-	struct qemu_case qc = {.ctx = ctx, .qemu = o->qemu, .backend = backend_of(ctx)};
+	/* Static: its per-round figures are a few tens of KiB, more than a stack should hold. */
+	static struct qemu_case qc;
+
+	qc = (struct qemu_case){.ctx = ctx, .qemu = o->qemu, .backend = backend_of(ctx)};
 	struct case_arms arms = {.n = A_ARMS,
 				 .warmup = o->warmup,
 				 .samples = o->samples,
@@ -383,13 +482,14 @@ static void perf_prealloc(struct case_ctx *ctx)
 		case_counter(ctx, m,
 			     m == M_QEMU_T1_THREADS || m == M_QEMU_TALL_THREADS ||
 				     m == M_QEMU_TCAP_THREADS
-				 ? "proc-status"
+				 ? "task-names"
 				 : "clock");
 	case_prop(ctx, "qemu.path", "%s", qc.qemu->path);
 	case_prop(ctx, "qemu.version", "%s", qc.qemu->version);
 	case_prop(ctx, "size_mib", "%zu", qc.size >> 20);
 	case_prop(ctx, "reference_pages", "%s", kinds[qc.kind].name);
-	case_interleave(&arms);
+	if (!case_interleave(&arms))
+		check_figures(&qc);
 	if (qc.backend == B_FILE_2M && !strncmp(qc.mem_path, "/tmp/memgate-hugetlbfs-", 23) &&
 	    !umount(qc.mem_path))
 		rmdir(qc.mem_path);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -279,7 +280,8 @@ static void reap(struct proc *p, bool wait_for_it)
 
 	if (p->exited)
 		return;
-	while ((got = waitpid(p->pid, &p->status, wait_for_it ? 0 : WNOHANG)) < 0 && errno == EINTR)
+	while ((got = wait4(p->pid, &p->status, wait_for_it ? 0 : WNOHANG, &p->usage)) < 0 &&
+	       errno == EINTR)
 		;
 	if (got < 0) /* not ours to wait for (reaped elsewhere): as if it could not run */
 		p->status = 127 << 8;

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -69,8 +70,9 @@ struct proc {
 	int pid_fd;		/* to poll for its end; -1 without pidfd_open */
 	int in, out, data, err; /* the caller's ends of the pipes; -1 when none or closed */
 	bool group, exited;
-	int status;	   /* waitpid()'s, once exited */
-	bool quiet_at_end; /* every pipe had closed when a watch ended in a kill */
+	int status;	     /* waitpid()'s, once exited */
+	struct rusage usage; /* what it and its reaped children used, once exited (wait4()) */
+	bool quiet_at_end;   /* every pipe had closed when a watch ended in a kill */
 	int64_t started_ns;
 	char tail[2 * PROC_TAIL_BYTES]; /* the last bytes of stderr (PROC_PIPE), not NUL-ended */
 	size_t tail_len;
