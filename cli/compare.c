@@ -88,10 +88,40 @@ struct ab_job {
 	struct session ss;
 	struct ab_side base, head;
 	struct ab_opts o;
-	char context[1024];
+	char context[1024], qemus[520];
 	const char *common[4 * MAX_SUITE_ARGS + 8];
 	char size[32], shard[32], dir[512];
 };
+
+/* The QEMU a side's --qemu names (the one on PATH without it), as its version says. */
+static void side_qemu(const struct ab_side *side, char *buf, size_t len)
+{
+	const char *path = NULL;
+	struct qemu_bin q;
+	struct mg_err err = {0};
+
+	for (int i = side->bin + 1; i < side->argc; i++)
+		if (!strcmp(side->argv[i], "--qemu") && i + 1 < side->argc)
+			path = side->argv[i + 1];
+		else if (!strncmp(side->argv[i], "--qemu=", 7))
+			path = side->argv[i] + 7;
+	if (qemu_find(&q, path, &err) || !q.path[0])
+		snprintf(buf, len, "%s QEMU %.100s: %.120s", side->role, path ? path : "on PATH",
+			 err.msg[0] ? err.msg : q.why);
+	else
+		snprintf(buf, len, "%s QEMU %.200s", side->role, q.version);
+}
+
+/* "base QEMU 7.2.22 (...), head QEMU 10.0.2 (...)" into @buf. Returns 0. */
+static int side_qemus(const struct ab_side *base, const struct ab_side *head, char *buf, size_t len)
+{
+	char b[256], h[256];
+
+	side_qemu(base, b, sizeof(b));
+	side_qemu(head, h, sizeof(h));
+	snprintf(buf, len, "%s, %s", b, h);
+	return 0;
+}
 
 /* The sides and the rounds of @c, on @j's host and rules. Returns 0 or an exit status. */
 static int ab_setup(struct cli *c, struct ab_job *j)
@@ -117,9 +147,19 @@ static int ab_setup(struct cli *c, struct ab_job *j)
 	o->seed = c->cfg.opts.seed;
 	o->timeout_s = c->cfg.opts.timeout_s;
 	o->rules = &j->ss.rules;
+	o->qemu_only = ab_sides_differ_in_qemu_only(&j->base, &j->head);
 	snprintf(j->context, sizeof(j->context),
 		 "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base, c->head,
 		 hw->os_release, hw->glibc, hw->fingerprint_hash);
+	if (o->qemu_only && side_qemus(&j->base, &j->head, j->qemus, sizeof(j->qemus)) == 0) {
+		snprintf(j->context + strlen(j->context), sizeof(j->context) - strlen(j->context),
+			 "; %s", j->qemus);
+		fprintf(
+		    stderr,
+		    "memgate: ab: the sides differ in their QEMU only (%s): the qemu suite's "
+		    "reference figures (ref.*, memset.ms, qemu_over_ref) are shown, not judged\n",
+		    j->qemus);
+	}
 	o->context = j->context;
 	return 0;
 }

@@ -220,9 +220,33 @@ static void case_release(struct ab_case *c)
 	free(c->metrics);
 }
 
+/* The qemu suite's figures of memgate's own reference: the same program on both sides. */
+static bool memgate_own(const char *suite, const char *metric)
+{
+	return !strcmp(suite, "qemu") &&
+	       (!strncmp(metric, "ref.", 4) || !strcmp(metric, "memset.ms") ||
+		!strcmp(metric, "qemu_over_ref"));
+}
+
+/* The rules' tolerances of metric @def of case @full_name, as this A/B judges it: when the
+ * sides differ in their QEMU only, memgate's own reference is context, not a verdict. */
+static struct tolerance ab_tolerance(const struct ab_opts *o, const char *suite,
+				     const char *full_name, const struct metric_def *def)
+{
+	struct tolerance t = rules_tolerance(o->rules, suite, full_name, def);
+
+	if (o->qemu_only && t.gate && memgate_own(suite, def->name)) {
+		t.gate = false;
+		t.line = 0; /* not a rule's: this A/B's */
+		t.why = "memgate's own reference, the same program on both sides: they differ in "
+			"their QEMU only (context, not judged)";
+	}
+	return t;
+}
+
 /* A perf case both sides list, its metrics from head's definition, room for every round. */
 static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int rounds,
-		     const struct rules *rules, struct ab_case *c)
+		     const struct ab_opts *o, struct ab_case *c)
 {
 	const json_t *metrics = json_object_get(hc, "metrics");
 
@@ -255,7 +279,7 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 		if (!m->base || !m->head)
 			return -ENOMEM;
 		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
-		c->n_gated += rules_tolerance(rules, c->suite, c->head_name, &def).gate;
+		c->n_gated += ab_tolerance(o, c->suite, c->head_name, &def).gate;
 	}
 	c->cut = -1;
 	for (size_t m = 0; m < c->n_metrics && json_is_string(json_object_get(hc, "cut_metric"));
@@ -268,7 +292,7 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 			   json_string_value(json_object_get(hc, "cut_metric"))))
 			continue;
 		c->cut = (int)m;
-		c->cut_factor = rules_tolerance(rules, c->suite, c->head_name, &def).cut;
+		c->cut_factor = ab_tolerance(o, c->suite, c->head_name, &def).cut;
 		c->cut_base = calloc(rounds + 1, sizeof(*c->cut_base));
 		if (!c->cut_base)
 			return -ENOMEM;
@@ -291,9 +315,11 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 			 "rounds; the rule's %.0f%% is less",
 			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->when,
 			 noise->rounds, 100 * x->tol.ab);
-	else
+	else if (x->tol.line > 0)
 		snprintf(x->tol_from, sizeof(x->tol_from), "rules line %d: %s", x->tol.line,
 			 x->tol.why);
+	else
+		snprintf(x->tol_from, sizeof(x->tol_from), "%s", x->tol.why);
 	if (f->exact)
 		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
 			 simulated  ? " (simulated counts)"
@@ -339,7 +365,7 @@ static void judge_metric(const struct ab_case *c, const struct ab_metric *m,
 	snprintf(x->test_name, sizeof(x->test_name), "%s:%s",
 		 strchr(c->key, '.') ? strchr(c->key, '.') + 1 : c->key, m->name);
 	x->better = m->better;
-	x->tol = rules_tolerance(o->rules, c->suite, c->head_name, &def);
+	x->tol = ab_tolerance(o, c->suite, c->head_name, &def);
 	/* A simulated count has no noise to calibrate: its rounds are exact. */
 	noise = c->simulated ? NULL : calib_find(o->calib, c->head_name, m->name);
 	x->v = verdict_rounds(m->base, m->head, n, m->better, x->tol.ab, noise, c->alpha, &x->f);
@@ -485,7 +511,7 @@ static int shared_cases(const struct ab_side_list *lb, const struct ab_side_list
 		bc = ab_side_listed(lb, key);
 		if (!bc)
 			continue; /* one_sided() reports it */
-		if (case_make(bc, hc, key, rounds, o->rules, c)) {
+		if (case_make(bc, hc, key, rounds, o, c)) {
 			case_release(c);
 			return -ENOMEM;
 		}
@@ -509,7 +535,7 @@ static void unmeasured(const struct ab_case *c, const struct ab_opts *o, struct 
 		const struct ab_metric *am = &c->metrics[m];
 		struct metric_def def = {.name = am->name, .unit = am->unit, .better = am->better};
 
-		if (am->n || !rules_tolerance(o->rules, c->suite, c->head_name, &def).gate)
+		if (am->n || !ab_tolerance(o, c->suite, c->head_name, &def).gate)
 			continue;
 		snprintf(name, sizeof(name), "%s:%s", in_suite(c->key), am->name);
 		if (c->head_cut && c->cut >= 0)

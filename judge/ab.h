@@ -40,7 +40,9 @@ struct ab_opts {
 	const struct rules *rules;
 	const char *workdir;		 /* where the sides' result files go */
 	const struct calibration *calib; /* this host class's noise (NULL: none calibrated) */
-	size_t gated_metrics;		 /* set by ab_run(): the family alpha is split over */
+	bool qemu_only; /* the sides differ in their QEMU only (ab_sides_differ_in_qemu_only()):
+			 * the qemu suite's reference figures are context, not judged */
+	size_t gated_metrics; /* set by ab_run(): the family alpha is split over */
 };
 
 /* What `memgate ab` found. */
@@ -53,6 +55,12 @@ struct ab_outcome {
 	json_t *keep_lists[2]; /* the sides' lists and head's checks: the names above */
 	struct hist_run keep_checks;
 };
+
+/**
+ * ab_sides_differ_in_qemu_only() - are @a and @b the same memgate with the same options but
+ * for --qemu and --qemu-preload, and different there? Then an A/B of them judges QEMU.
+ */
+bool ab_sides_differ_in_qemu_only(const struct ab_side *a, const struct ab_side *b);
 
 /**
  * ab_side_parse() - split @spec ("BINARY [OPTIONS]") into @s. Returns 0 or -EINVAL with @err.

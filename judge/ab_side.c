@@ -41,6 +41,63 @@ static const char *wordexp_error(int ret)
 				     : "a word that cannot be expanded";
 }
 
+/* Is argv[@i] of @s a QEMU option: --qemu or --qemu-preload, as "--opt VALUE" (@words 2) or
+ * "--opt=VALUE" (@words 1)? Its value is returned; NULL when it is not one. */
+static const char *qemu_option(const struct ab_side *s, int i, int *words)
+{
+	static const char *const opts[] = {"--qemu", "--qemu-preload"};
+
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		size_t len = strlen(opts[k]);
+
+		if (!strcmp(s->argv[i], opts[k]) && i + 1 < s->argc) {
+			*words = 2;
+			return s->argv[i + 1];
+		}
+		if (!strncmp(s->argv[i], opts[k], len) && s->argv[i][len] == '=') {
+			*words = 1;
+			return s->argv[i] + len + 1;
+		}
+	}
+	return NULL;
+}
+
+/* @s's words but its QEMU options into @rest (NULL-ended); its --qemu and --qemu-preload values
+ * ("" when not given) into @qemu and @preload. Returns how many words are in @rest. */
+static int split_qemu(const struct ab_side *s, const char **rest, const char **qemu,
+		      const char **preload)
+{
+	int n = 0;
+
+	*qemu = *preload = "";
+	for (int i = 0; i < s->argc;) {
+		int words = 0;
+		const char *v = qemu_option(s, i, &words);
+
+		if (v) {
+			*(strncmp(s->argv[i], "--qemu-preload", 14) ? qemu : preload) = v;
+			i += words;
+		} else {
+			rest[n++] = s->argv[i++];
+		}
+	}
+	rest[n] = NULL;
+	return n;
+}
+
+bool ab_sides_differ_in_qemu_only(const struct ab_side *a, const struct ab_side *b)
+{
+	const char *ra[AB_MAX_ARGS + 1], *rb[AB_MAX_ARGS + 1], *qa, *qb, *pa, *pb;
+	int na = split_qemu(a, ra, &qa, &pa), nb = split_qemu(b, rb, &qb, &pb);
+
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (strcmp(ra[i], rb[i]))
+			return false;
+	return strcmp(qa, qb) || strcmp(pa, pb);
+}
+
 int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct mg_err *err)
 {
 	wordexp_t we;

@@ -23,11 +23,12 @@ static const char qmp_feed[] = "{\"execute\":\"qmp_capabilities\"}\n{\"execute\"
 #define THREAD_POLL_MS 2
 
 /*
- * QEMU's preallocation threads alive now: its tasks named "touch_pages", the name QEMU 7.2 to
- * 10.x give them (util/oslib-posix.c) when -name debug-threads=on. They are all created before
- * any starts and joined after all end, so at a poll every 2 ms during a preallocation of 30 ms
- * or more, the most seen at once is how many it ran. Counting every thread instead (and taking
- * away those of a launch without prealloc) missed one of two at 1 GiB on both versions.
+ * QEMU's preallocation threads alive now: its tasks named "touch_pages", the name that
+ * QEMU's util/oslib-posix.c gives them, 7.2 to 10.x, under -name debug-threads=on. They are
+ * all created before any starts and joined after all end, so at a poll every 2 ms during a
+ * preallocation of 30 ms or more, the most seen at once is how many it ran. Counting every thread
+ * instead (and taking away those of a launch without prealloc) missed one of two at 1 GiB on both
+ * versions.
  */
 static unsigned int proc_touch_threads(pid_t pid)
 {

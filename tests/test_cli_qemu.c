@@ -146,7 +146,6 @@ static void test_qemu_suite(void **state)
 	/* A QEMU that does not preallocate what it is asked to: its "prealloc" is faster than
 	 * writing the memory, an ERROR of the measurement naming the QEMU, never a PASS. */
 	snprintf(args, sizeof(args), "run %s --qemu tests/fixtures/qemu-no-prealloc", ram);
-	expect(1, "took 0.", args);
 	expect(1, "the time writing the same memory takes", args);
 }
 

@@ -599,6 +599,36 @@ static void test_model(void **state)
 	assert_int_equal(model_run(&mp, MODEL_OWN_SPREAD, &now), -EINVAL);
 }
 
+/* Two sides that differ in their QEMU only (an A/B of QEMUs) are told from all others. */
+static void test_sides_differ_in_qemu_only(void **state)
+{
+	static const struct {
+		const char *base, *head;
+		bool qemu_only;
+	} rows[] = {
+	    {"build/memgate", "build/memgate --qemu /q10/qemu-system-x86_64", true},
+	    {"build/memgate --qemu /a", "build/memgate --qemu /b", true},
+	    {"build/memgate --qemu=/a -s qemu", "build/memgate --qemu /b -s qemu", true},
+	    {"build/memgate", "build/memgate --qemu-preload fix.so", true},
+	    {"build/memgate --qemu /a", "build/memgate --qemu /a", false},
+	    {"build/memgate", "build/memgate", false},
+	    {"build/memgate --qemu /a", "other/memgate --qemu /b", false},
+	    {"build/memgate --qemu /a", "build/memgate --qemu /b --impl rcu.trim=none", false},
+	    {"build/memgate --qemu /a -n 3", "build/memgate -n 4 --qemu /b", false},
+	};
+	struct mg_err err;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct ab_side a, b;
+
+		assert_int_equal(ab_side_parse(&a, "base", rows[i].base, &err), 0);
+		assert_int_equal(ab_side_parse(&b, "head", rows[i].head, &err), 0);
+		if (ab_sides_differ_in_qemu_only(&a, &b) != rows[i].qemu_only)
+			fail_msg("%s | %s: want %d", rows[i].base, rows[i].head, rows[i].qemu_only);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -614,6 +644,7 @@ int main(void)
 	    cmocka_unit_test(test_calibration),
 	    cmocka_unit_test(test_calibration_kept),
 	    cmocka_unit_test(test_model),
+	    cmocka_unit_test(test_sides_differ_in_qemu_only),
 	};
 
 	return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
