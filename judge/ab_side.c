@@ -41,15 +41,19 @@ static const char *wordexp_error(int ret)
 				     : "a word that cannot be expanded";
 }
 
-/* Is argv[@i] of @s a QEMU option: --qemu or --qemu-preload, as "--opt VALUE" (@words 2) or
- * "--opt=VALUE" (@words 1)? Its value is returned; NULL when it is not one. */
-static const char *qemu_option(const struct ab_side *s, int i, int *words)
+/* Is argv[@i] of @s a QEMU option: --qemu (@which 0) or --qemu-preload (@which 1), as
+ * "--opt VALUE" (@words 2) or "--opt=VALUE" (@words 1)? Its value is returned; NULL when it is
+ * not one. */
+static const char *qemu_option(const struct ab_side *s, int i, int *words, int *which)
 {
 	static const char *const opts[] = {"--qemu", "--qemu-preload"};
 
+	if (!s->argv[i])
+		return NULL;
 	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
 		size_t len = strlen(opts[k]);
 
+		*which = (int)k;
 		if (!strcmp(s->argv[i], opts[k]) && i + 1 < s->argc) {
 			*words = 2;
 			return s->argv[i + 1];
@@ -71,11 +75,11 @@ static int split_qemu(const struct ab_side *s, const char **rest, const char **q
 
 	*qemu = *preload = "";
 	for (int i = 0; i < s->argc;) {
-		int words = 0;
-		const char *v = qemu_option(s, i, &words);
+		int words = 0, which = 0;
+		const char *v = qemu_option(s, i, &words, &which);
 
 		if (v) {
-			*(strncmp(s->argv[i], "--qemu-preload", 14) ? qemu : preload) = v;
+			*(which ? preload : qemu) = v;
 			i += words;
 		} else {
 			rest[n++] = s->argv[i++];
