@@ -96,31 +96,27 @@ struct ab_job {
 /* The QEMU a side's --qemu names (the one on PATH without it), as its version says. */
 static void side_qemu(const struct ab_side *side, char *buf, size_t len)
 {
-	const char *path = NULL;
+	const char *path, *preload;
 	struct qemu_bin q;
 	struct mg_err err = {0};
 
-	for (int i = side->bin + 1; i < side->argc; i++)
-		if (!strcmp(side->argv[i], "--qemu") && i + 1 < side->argc)
-			path = side->argv[i + 1];
-		else if (!strncmp(side->argv[i], "--qemu=", 7))
-			path = side->argv[i] + 7;
-	if (qemu_find(&q, path, &err) || !q.path[0])
-		snprintf(buf, len, "%s QEMU %.100s: %.120s", side->role, path ? path : "on PATH",
+	ab_side_qemu(side, &path, &preload);
+	if (qemu_find(&q, *path ? path : NULL, &err) || !q.path[0])
+		snprintf(buf, len, "%s QEMU %.100s: %.120s", side->role, *path ? path : "on PATH",
 			 err.msg[0] ? err.msg : q.why);
 	else
 		snprintf(buf, len, "%s QEMU %.200s", side->role, q.version);
 }
 
-/* "base QEMU 7.2.22 (...), head QEMU 10.0.2 (...)" into @buf. Returns 0. */
-static int side_qemus(const struct ab_side *base, const struct ab_side *head, char *buf, size_t len)
+/* "base QEMU 7.2.22 (...), head QEMU 10.0.2 (...)" into @buf. */
+static void side_qemus(const struct ab_side *base, const struct ab_side *head, char *buf,
+		       size_t len)
 {
 	char b[256], h[256];
 
 	side_qemu(base, b, sizeof(b));
 	side_qemu(head, h, sizeof(h));
 	snprintf(buf, len, "%s, %s", b, h);
-	return 0;
 }
 
 /* The sides and the rounds of @c, on @j's host and rules. Returns 0 or an exit status. */
@@ -151,7 +147,8 @@ static int ab_setup(struct cli *c, struct ab_job *j)
 	snprintf(j->context, sizeof(j->context),
 		 "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base, c->head,
 		 hw->os_release, hw->glibc, hw->fingerprint_hash);
-	if (o->qemu_only && side_qemus(&j->base, &j->head, j->qemus, sizeof(j->qemus)) == 0) {
+	if (o->qemu_only) {
+		side_qemus(&j->base, &j->head, j->qemus, sizeof(j->qemus));
 		snprintf(j->context + strlen(j->context), sizeof(j->context) - strlen(j->context),
 			 "; %s", j->qemus);
 		fprintf(

@@ -56,6 +56,9 @@ struct ab_outcome {
 	struct hist_run keep_checks;
 };
 
+/** ab_side_qemu() - @s's --qemu and --qemu-preload values, "" for the one not given. */
+void ab_side_qemu(const struct ab_side *s, const char **qemu, const char **preload);
+
 /**
  * ab_sides_differ_in_qemu_only() - are @a and @b the same memgate with the same options but
  * for --qemu and --qemu-preload, and different there? Then an A/B of them judges QEMU.

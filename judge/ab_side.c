@@ -66,8 +66,9 @@ static const char *qemu_option(const struct ab_side *s, int i, int *words, int *
 	return NULL;
 }
 
-/* @s's words but its QEMU options into @rest (NULL-ended); its --qemu and --qemu-preload values
- * ("" when not given) into @qemu and @preload. Returns how many words are in @rest. */
+/* @s's words but its QEMU options into @rest (NULL-ended; may be NULL); its --qemu and
+ * --qemu-preload values ("" when not given) into @qemu and @preload. Returns how many words
+ * are not QEMU options. */
 static int split_qemu(const struct ab_side *s, const char **rest, const char **qemu,
 		      const char **preload)
 {
@@ -82,11 +83,20 @@ static int split_qemu(const struct ab_side *s, const char **rest, const char **q
 			*(which ? preload : qemu) = v;
 			i += words;
 		} else {
-			rest[n++] = s->argv[i++];
+			if (rest)
+				rest[n] = s->argv[i];
+			n++;
+			i++;
 		}
 	}
-	rest[n] = NULL;
+	if (rest)
+		rest[n] = NULL;
 	return n;
+}
+
+void ab_side_qemu(const struct ab_side *s, const char **qemu, const char **preload)
+{
+	split_qemu(s, NULL, qemu, preload);
 }
 
 bool ab_sides_differ_in_qemu_only(const struct ab_side *a, const struct ab_side *b)
