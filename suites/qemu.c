@@ -224,15 +224,6 @@ static const struct metric_def qemu_metrics[M_METRICS] = {
 
 /* Rounds whose figures a case keeps for its checks at the end (the rest are not checked). */
 #define QEMU_CHECK_ROUNDS 64
-/*
- * A QEMU preallocation that used less CPU than this share of what writing the same memory
- * takes (memset's time x its threads) did not preallocate in the launch: the kernel zeroes
- * every page it faults. Populating 1 GiB here took 0.9x to 1.1x memset's time; QEMU's
- * preallocations used 0.4x to 1x memset's CPU, a QEMU that drops prealloc=on about 0x. The
- * CPU is the measure, not the launches' wall times: those differ by 70 to 100 ms between two
- * launches on a busy VM, which made a 0.75x bound on the wall time fail honest QEMUs.
- */
-#define PREALLOC_CPU_OVER_WRITE_MIN 0.2
 
 struct qemu_case {
 	struct case_ctx *ctx;
@@ -247,9 +238,9 @@ struct qemu_case {
 	double memset_ms;	      /* this round's write of the same memory; 0: none */
 	/* Per measured round of each QEMU arm, for check_figures(): its prealloc over the
 	 * round's write, the threads seen, and its CPU over its wall time (threads at work). */
-	double cpu_over_write[A_ARMS][QEMU_CHECK_ROUNDS], at_work[A_ARMS][QEMU_CHECK_ROUNDS];
+	double at_work[A_ARMS][QEMU_CHECK_ROUNDS];
 	double seen_at[A_ARMS][QEMU_CHECK_ROUNDS];
-	unsigned int n_over[A_ARMS], n_work[A_ARMS], n_rounds[A_ARMS];
+	unsigned int n_work[A_ARMS], n_rounds[A_ARMS];
 };
 
 /* One launch of QEMU for arm @a: 0, or -errno with the case already FAIL or ERROR. */
@@ -377,9 +368,6 @@ static int qemu_round_end(void *arg, unsigned int round, bool measured)
 			continue;
 		qc->seen_at[a][k] = seen;
 		qc->n_rounds[a]++;
-		if (qc->memset_ms > 0 && qc->threads[A_REF_TALL])
-			qc->cpu_over_write[a][qc->n_over[a]++] =
-			    (cpu > 0 ? cpu : 0) / (qc->memset_ms * qc->threads[A_REF_TALL]);
 		/* Threads at work: a preallocation of a few ms says nothing of its threads. */
 		if (pre[a] >= 5)
 			qc->at_work[a][qc->n_work[a]++] = (cpu > 0 ? cpu : 0) / pre[a];
@@ -401,11 +389,9 @@ static int qemu_round_end(void *arg, unsigned int round, bool measured)
 
 /*
  * Figures that cannot be true are an ERROR of the measurement, naming the QEMU and what was
- * seen, never a PASS: a preallocation that used far less CPU than writing the same memory
- * takes (QEMU preallocated outside the launch, or not at all); fewer
- * threads seen than QEMU's rule gives and its CPU time shows at work (the thread poll missed
- * them). A QEMU that truly preallocates with fewer threads (its CPU time says so too) is a
- * figure, for the gates and ab to judge.
+ * seen, never a PASS: fewer threads seen than QEMU's rule gives while its CPU time shows
+ * more at work (the thread poll missed them). A QEMU that truly preallocates with fewer threads
+ * (its CPU time says so too) is a figure, for the gates and ab to judge.
  */
 static void check_figures(struct qemu_case *qc)
 {
@@ -414,22 +400,11 @@ static void check_figures(struct qemu_case *qc)
 	const struct hw_info *hw = case_hw(qc->ctx);
 
 	for (unsigned int a = A_QEMU_T1; a <= A_QEMU_TCAP; a++) {
-		double over, seen, work;
+		double seen, work;
 		unsigned int want;
 
 		if (!qc->threads[a] || !qc->n_rounds[a])
 			continue;
-		over = qc->n_over[a] ? stats_median(qc->cpu_over_write[a], qc->n_over[a]) : NAN;
-		if (over < PREALLOC_CPU_OVER_WRITE_MIN) {
-			case_error(
-			    qc->ctx,
-			    "QEMU %s: its %s prealloc of %zu MiB used %.2fx the CPU writing the "
-			    "same memory takes (median of %u rounds; a preallocation uses at "
-			    "least %.2fx): it did not preallocate in the launch",
-			    qc->qemu->version, arm_name[a], qc->size >> 20, over, qc->n_over[a],
-			    PREALLOC_CPU_OVER_WRITE_MIN);
-			return;
-		}
 		want = prealloc_threads(qc->size, kinds[qc->kind].page, qc->threads[a],
 					hw->n_pus ? hw->n_pus : 1, PREALLOC_CAP_QEMU);
 		seen = stats_median(qc->seen_at[a], qc->n_rounds[a]);
