@@ -41,9 +41,11 @@ struct ab_case {
 	bool gated;	/* some metric is gated: worth running */
 	bool simulated; /* counted under callgrind: the same count every round */
 	unsigned int
-	    samples;	/* a side's samples a round when the case asks for its own (0: ab's) */
-	size_t n_gated; /* its gated metrics */
-	double alpha;	/* each gated metric's share of the run's alpha, at each look */
+	    samples; /* a side's samples a round when the case asks for its own (0: ab's) */
+	unsigned int confirm; /* more rounds after an undecided first look: ab's, or fewer when
+			       * the case asks (each of its rounds is a guest boot a side) */
+	size_t n_gated;	      /* its gated metrics */
+	double alpha;	      /* each gated metric's share of the run's alpha, at each look */
 	/* The metric head's side can stop a sample of (list --json: cut_metric), -1: none; its
 	 * rules' cut factor, and base's figures of it so far, whose median the bound multiplies. */
 	int cut;
@@ -258,6 +260,8 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 		       !strcmp(ab_side_string(json_object_get(bc, "counter")), "simulated");
 	/* Head's choice (a sample that is a whole boot): both sides run the same count. */
 	c->samples = (unsigned int)json_integer_value(json_object_get(hc, "ab_samples"));
+	c->confirm = (unsigned int)json_integer_value(json_object_get(hc, "ab_confirm_rounds"));
+	c->confirm = c->confirm && c->confirm < o->confirm_rounds ? c->confirm : o->confirm_rounds;
 	c->suite = json_string_value(json_object_get(hc, "suite"));
 	c->metrics = calloc(json_array_size(metrics) + 1, sizeof(*c->metrics));
 	if (!c->metrics || !c->base_name || !c->head_name || !c->suite)
@@ -563,7 +567,7 @@ static int run_case(struct ab_side *base, struct ab_side *head, const struct ab_
 	for (; !ret && r < (c->simulated ? 2 : o->rounds); r++)
 		ret = round_of(base, head, o, c, r, err);
 	if (!ret && (flagged = flag_case(c, o)))
-		for (unsigned int k = 0; !ret && k < o->confirm_rounds; k++, r++)
+		for (unsigned int k = 0; !ret && k < c->confirm; k++, r++)
 			ret = round_of(base, head, o, c, r, err);
 	/* A line a case on stderr, terminal or not: the Jenkins console shows progress. */
 	fprintf(stderr, "memgate: ab: %s: %u rounds%s in %.1f s\n", c->key, r,

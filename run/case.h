@@ -92,6 +92,9 @@ struct case_def {
 	/* ab: the samples a side takes a round (0: ab's -n), with no warm-up: where a sample is
 	 * a whole guest boot, the rounds are the replicates. */
 	unsigned int ab_samples;
+	/* ab: at most this many more rounds after an undecided first look (0: ab's
+	 * --confirm-rounds), even: where a round is two guest boots a side under TCG. */
+	unsigned int ab_confirm_rounds;
 	/* A metric whose sample the case can stop at a bound (run --cut METRIC=VALUE), counting it
 	 * at the bound; ab gives head's side the rules' cut x base's median (NULL: none). */
 	const char *cut_metric;

@@ -113,6 +113,9 @@ struct guest_boot_spec {
 /* Per virtio-scsi-pci: the config vector and one the queues share (virtio_pci's fallback). */
 #define GUEST_DISK_VECTORS 2
 #define GUEST_MEM_MIB 256
+/* The mmap threshold QEMU's glibc is run with, bytes: its own starting value, fixed (boot_args()).
+ */
+#define GUEST_MMAP_THRESHOLD (128u << 10)
 
 /* One boot: times from QEMU's launch (host clock, ms), what the console said, QEMU's memory. */
 struct guest_boot {

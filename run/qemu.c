@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +20,14 @@ static const char qmp_hello[] = "{\"execute\":\"qmp_capabilities\"}\n";
 static const char qmp_quit[] = "{\"execute\":\"quit\"}\n";
 static const char qmp_feed[] = "{\"execute\":\"qmp_capabilities\"}\n{\"execute\":\"quit\"}\n";
 
-/* How often the thread count is read while QEMU starts (it preallocates before QMP speaks). */
-#define THREAD_POLL_MS 2
+/* How often the threads and the resident memory are read while QEMU starts (it preallocates
+ * before QMP speaks); doubled each time the trace fills. */
+#define POLL_MS 1
 
 /*
  * QEMU's preallocation threads alive now: its tasks named "touch_pages", the name that
  * QEMU's util/oslib-posix.c gives them, 7.2 to 10.x, under -name debug-threads=on. They are
- * all created before any starts and joined after all end, so at a poll every 2 ms during a
+ * all created before any starts and joined after all end, so at a poll every 1 ms during a
  * preallocation of 30 ms or more, the most seen at once is how many it ran. Counting every thread
  * instead (and taking away those of a launch without prealloc) missed one of two at 1 GiB on both
  * versions.
@@ -58,6 +60,25 @@ static unsigned int proc_touch_threads(pid_t pid)
 	return n;
 }
 
+/* QEMU's resident memory, KiB: VmRSS and HugetlbPages of its status (0 when unreadable). */
+static unsigned long proc_resident_kib(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned long kib = 0, v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %lu", &v) == 1 ||
+		    sscanf(line, "HugetlbPages: %lu", &v) == 1)
+			kib += v;
+	fclose(f);
+	return kib;
+}
+
 /* What a launch reads as QEMU runs: its stdout's head and its threads until stdout speaks. */
 struct watch {
 	struct proc *p;
@@ -65,7 +86,46 @@ struct watch {
 	char *head;
 	size_t head_len, head_used;
 	bool placement; /* read the policy lines of numa_maps at the greeting, then quit */
+	int poll_ms;	/* the interval of the polls, doubled each time the trace fills */
 };
+
+/* One poll of QEMU's resident memory into the trace. */
+static void trace_resident(struct watch *w)
+{
+	struct qemu_launch *l = w->out;
+
+	if (l->n_trace == QEMU_TRACE) {
+		for (unsigned int i = 0; i < QEMU_TRACE / 2; i++) {
+			l->trace_ms[i] = l->trace_ms[2 * i];
+			l->trace_kib[i] = l->trace_kib[2 * i];
+		}
+		l->n_trace = QEMU_TRACE / 2;
+		w->poll_ms *= 2;
+	}
+	l->trace_ms[l->n_trace] = (double)(util_now_ns() - w->p->started_ns) / 1e6;
+	l->trace_kib[l->n_trace++] = proc_resident_kib(w->p->pid);
+}
+
+double qemu_fill_ms(const struct qemu_launch *l, unsigned long long bytes)
+{
+	unsigned long kib = (unsigned long)(bytes >> 10), base = ULONG_MAX, lo, hi;
+	double below = -1;
+
+	if (!l->n_trace || !kib)
+		return -1;
+	/* The least seen, not the first: a poll before the exec reads memgate's forked image. */
+	for (unsigned int i = 0; i < l->n_trace; i++)
+		base = l->trace_kib[i] && l->trace_kib[i] < base ? l->trace_kib[i] : base;
+	lo = base + kib / 8;
+	hi = base + kib / 8 * 7;
+	for (unsigned int i = 0; i < l->n_trace; i++) {
+		if (l->trace_kib[i] < lo)
+			below = l->trace_ms[i];
+		else if (l->trace_kib[i] >= hi)
+			return below < 0 ? -1 : (l->trace_ms[i] - below) * 4 / 3;
+	}
+	return -1;
+}
 
 /*
  * The lines of QEMU's /proc/PID/numa_maps with a memory policy other than the default (its
@@ -94,6 +154,8 @@ static void on_stdout(void *arg, const char *data, size_t n)
 	size_t take;
 
 	/* QMP greets once every -object is made, preallocation done: the memory is in place. */
+	if (!w->out->greeted)
+		trace_resident(w);
 	if (w->placement && !w->out->greeted) {
 		read_placement(w->p->pid, w->out->placement, sizeof(w->out->placement));
 		if (write(w->p->in, qmp_quit, strlen(qmp_quit)) < 0)
@@ -108,7 +170,7 @@ static void on_stdout(void *arg, const char *data, size_t n)
 	w->head[w->head_used] = '\0';
 }
 
-/* Until QMP speaks, count threads every THREAD_POLL_MS: QEMU preallocates before it does. */
+/* Until QMP speaks, read threads and memory every poll: QEMU preallocates before it speaks. */
 static int on_tick(void *arg)
 {
 	struct watch *w = arg;
@@ -116,9 +178,10 @@ static int on_tick(void *arg)
 
 	if (w->out->greeted)
 		return -1;
+	trace_resident(w);
 	t = proc_touch_threads(w->p->pid);
 	w->out->max_touch = t > w->out->max_touch ? t : w->out->max_touch;
-	return THREAD_POLL_MS;
+	return w->poll_ms;
 }
 
 /*
@@ -137,8 +200,12 @@ static int spawn(const char *path, const char *const *args, const char *feed, do
 				 .err = PROC_PIPE,
 				 .close_others = true};
 	struct proc p;
-	struct watch w = {
-	    .p = &p, .out = out, .head = head, .head_len = head_len, .placement = placement};
+	struct watch w = {.p = &p,
+			  .out = out,
+			  .head = head,
+			  .head_len = head_len,
+			  .placement = placement,
+			  .poll_ms = POLL_MS};
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_pipe;
 	size_t n = 0;
 	char *tail, how[96];

@@ -24,6 +24,10 @@ struct qemu_bin {
  */
 int qemu_find(struct qemu_bin *q, const char *path, struct mg_err *err);
 
+/* Polls kept of QEMU's resident memory during a launch: at 1 ms, 2 s of start-up, then every
+ * other one dropped and the interval doubled whenever the trace is full. */
+#define QEMU_TRACE 2048
+
 /* What one launch did. */
 struct qemu_launch {
 	double wall_ms;		/* fork to reaped */
@@ -34,6 +38,12 @@ struct qemu_launch {
 	int status;		/* waitpid()'s status */
 	char output[1024];	/* the tail of QEMU's stderr: its own error text */
 	char placement[2048];	/* qemu_launch_placed(): numa_maps's bound mappings */
+	/* QEMU's resident memory, VmRSS + HugetlbPages of /proc/PID/status (hugetlb pages are
+	 * not in VmRSS), KiB, at each poll from its start to QMP's greeting (the last entry is
+	 * read at the greeting), with the poll's time since the launch, ms. */
+	unsigned int n_trace;
+	double trace_ms[QEMU_TRACE];
+	unsigned long trace_kib[QEMU_TRACE];
 };
 
 /**
@@ -46,6 +56,15 @@ struct qemu_launch {
  */
 int qemu_launch(const struct qemu_bin *q, const char *object, double timeout_s,
 		struct qemu_launch *out, struct mg_err *err);
+
+/**
+ * qemu_fill_ms() - how long @l took to make resident the middle three quarters of @bytes (from
+ * the last poll under @bytes/8 above the least seen, QEMU's own, to the first at 7/8), times 4/3:
+ * its preallocation's time, from the memory itself. An upper bound on the true fill: each end is
+ * the poll before a crossing or the first after, so a late poll lengthens it, never shortens it.
+ * Negative when the trace never reached 7/8 (nothing preallocated by the greeting).
+ */
+double qemu_fill_ms(const struct qemu_launch *l, unsigned long long bytes);
 
 /**
  * qemu_launch_placed() - qemu_launch() with the -object of each of @objects (NULL-ended),

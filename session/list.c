@@ -84,6 +84,9 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 			json_object_set_new(c, "counter", json_string(counter_name(k)));
 		if (c && d->ab_samples)
 			json_object_set_new(c, "ab_samples", json_integer(d->ab_samples));
+		if (c && d->ab_confirm_rounds)
+			json_object_set_new(c, "ab_confirm_rounds",
+					    json_integer(d->ab_confirm_rounds));
 		if (c && d->cut_metric)
 			json_object_set_new(c, "cut_metric", json_string(d->cut_metric));
 		json_array_append_new(arr, c);

@@ -143,6 +143,11 @@ static void test_qemu_suite(void **state)
 	expect(0, want, args);
 	snprintf(args, sizeof(args), "run %s --qemu tests/fixtures/qemu-one-thread", ram);
 	expect(0, "qemu.tall.threads: median 1 threads", args);
+	/* A QEMU whose preallocation is faked (asked, it does not): its launches differ from the
+	 * one without prealloc by less than writing the memory takes, and its backend is not
+	 * resident when QMP speaks: an ERROR of the measurement naming the QEMU, never a PASS. */
+	snprintf(args, sizeof(args), "run %s --qemu tests/fixtures/qemu-no-prealloc", ram);
+	expect(1, "preallocation of 1024 MiB was not resident when QMP spoke in", args);
 }
 
 /*
@@ -228,6 +233,8 @@ static void test_qemu_boot(void **state)
 	expect(2, "--cut expects METRIC=VALUE", "run -s qemu -k '*boot*' --cut boot.disks_ms");
 	expect(2, "--cut boot.init_ms: no planned case can stop a sample of that metric",
 	       "run -s qemu -k '*boot*' --cut boot.init_ms=100");
+	/* A boot round is two TCG boots a side: ab gives an undecided boot 4 more, not 10. */
+	expect(0, "\"ab_confirm_rounds\": 4", "list -s qemu -k '*boot*' --json");
 	need_qemu();
 	expect(1, "could not load kernel '/dev/null'",
 	       "run -s qemu -k '*boot*disks=1*' -n 1 --warmup 0 --guest-kernel /dev/null "
