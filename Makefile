@@ -158,6 +158,11 @@ GUEST_CHECKS = -- run -s prealloc --checks --reserve-hugepages
 GUEST_RUN = $(B)/memgate vm --junit $(B)/junit-guest.xml --json $(B)/results-guest.json \
 	$(GUEST_CHECKS)
 GUEST_SHAPES = $(if $(filter --long,$(RUN_ARGS)),$(wildcard topologies/*.xml))
+# With a second QEMU (bookworm-backports' 10.0, which ci/install-deps.sh keeps beside Debian's
+# 7.2), the qemu suite's prealloc cases then run again on it: each job measures both versions,
+# reports in build/*-qemu-new.*.
+QEMU_NEW_RUN = $(B)/memgate run -s qemu -k '*prealloc*' --qemu $(QEMU_NEW) \
+	--junit $(B)/junit-qemu-new.xml --json $(B)/results-qemu-new.json $(RESERVE) $(RUN_ARGS)
 # The job itself is a second make, started after deps: the guest kit's inputs (the kernel
 # package the install script fetches) are looked for when that make reads this file, so the
 # first run on a fresh machine builds the kit and runs the guest stage too.
@@ -169,6 +174,10 @@ run-job: all
 	@echo "$(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) $(RUN_ARGS)"
 	@st=0; $(B)/memgate run --junit $(B)/junit.xml --json $(B)/results.json $(RESERVE) \
 		$(RUN_ARGS) || st=$$?; \
+	if [ -n "$(QEMU_NEW)" ]; then \
+		echo "$(QEMU_NEW_RUN)"; \
+		$(QEMU_NEW_RUN) || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
+	fi; \
 	if [ -n "$(GUEST_KIT)" ]; then \
 		echo "$(GUEST_RUN)"; \
 		$(GUEST_RUN) || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \

@@ -1,7 +1,9 @@
 #!/bin/sh
 # install-deps.sh - install the Debian packages memgate needs to build, test and report.
 # Idempotent: installs only what is missing and says what. Needs root when something is.
-# usage: ci/install-deps.sh [--quiet]   (--quiet: print nothing when all is present)
+# usage: ci/install-deps.sh [--quiet] [--qemu-build]
+#   --quiet       print nothing when all is present
+#   --qemu-build  also what building a QEMU tree takes (ci/qemu-ab.sh): an agent's one-time set-up
 set -eu
 
 # build: compiler, make, pkg-config and the libraries' -dev packages (libconfig reads the
@@ -18,8 +20,27 @@ libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy c
 clang libclang-rt-14-dev qemu-system-x86 valgrind man-db \
 busybox-static cpio kmod"
 
+# --qemu-build: QEMU's build dependencies for a minimal x86_64-softmmu (ci/qemu-ab.sh), from
+# bookworm; and a meson new enough for QEMU 8.1 and later (1.5 for 10.0: bookworm has 1.0), which
+# with pycotap comes from bookworm-backports unpacked under KERNEL_CACHE/meson-VERSION/root, never
+# installed: ci/qemu-ab.sh puts it first on PATH and PYTHONPATH for the trees that ask for it.
+QEMU_BUILD_PACKAGES="git ninja-build meson python3-venv libglib2.0-dev libpixman-1-dev \
+libfdt-dev zlib1g-dev libnuma-dev flex bison ccache"
+MESON_NEW_PACKAGES="meson python3-pycotap"
+
 quiet=0
-[ "${1:-}" = "--quiet" ] && quiet=1
+qemu_build=0
+for arg in "$@"; do
+	case "$arg" in
+	--quiet) quiet=1 ;;
+	--qemu-build) qemu_build=1 ;;
+	*)
+		echo "usage: ci/install-deps.sh [--quiet] [--qemu-build]" >&2
+		exit 2
+		;;
+	esac
+done
+[ "$qemu_build" -eq 0 ] || PACKAGES="$PACKAGES $QEMU_BUILD_PACKAGES"
 
 # The guest kit's kernel (the qemu suite's boot cases): Debian's cloud kernel package, kept in
 # KERNEL_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own
@@ -64,43 +85,61 @@ fetch_kernel() {
 QEMU_NEW_SUITE=bookworm-backports
 QEMU_NEW_PACKAGES="qemu-system-x86 qemu-system-common qemu-system-data"
 
-fetch_new_qemu() {
-	if ls "$KERNEL_CACHE"/qemu-*/root/usr/bin/qemu-system-x86_64 >/dev/null 2>&1; then
-		[ "$quiet" -eq 1 ] || echo "install-deps: QEMU $(ls -d "$KERNEL_CACHE"/qemu-*/ | head -n 1) present"
+# The private apt configuration of the backports suite, set up and its lists fetched once: its
+# options are left in $@ of the caller through APT_OPTS. 1 when the suite is unreachable.
+APT_OPTS=""
+private_apt() {
+	[ -z "$APT_OPTS" ] || return 0
+	apt_dir="$KERNEL_CACHE/apt"
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+	echo "deb http://deb.debian.org/debian $QEMU_NEW_SUITE main" >"$apt_dir/sources.list"
+	opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/dev/null \
+-o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir/cache -o APT::Sandbox::User=root"
+	# shellcheck disable=SC2086
+	apt-get $opts update -q >/dev/null || return 1
+	APT_OPTS=$opts
+}
+
+# unpack_backport NAME PACKAGE...: PACKAGE's candidate in the backports suite and the others at
+# their candidates, downloaded and unpacked into KERNEL_CACHE/NAME-UPSTREAM/root (not installed).
+# Said and 0 when it cannot be: what needs it SKIPs or says so.
+unpack_backport() {
+	name=$1
+	shift
+	if ls -d "$KERNEL_CACHE/$name"-*/root >/dev/null 2>&1; then
+		[ "$quiet" -eq 1 ] || echo "install-deps: $(ls -d "$KERNEL_CACHE/$name"-*/ | head -n 1) present"
 		return 0
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-deps: no second QEMU in $KERNEL_CACHE (as root this fetches it from $QEMU_NEW_SUITE)" >&2
+		echo "install-deps: no $name from $QEMU_NEW_SUITE in $KERNEL_CACHE (as root this fetches it)" >&2
 		return 0
 	fi
-	apt_dir="$KERNEL_CACHE/apt"
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
-	echo "deb http://deb.debian.org/debian $QEMU_NEW_SUITE main" > "$apt_dir/sources.list"
-	set -- -o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-		-o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache="$apt_dir/cache" \
-		-o APT::Sandbox::User=root
-	# A second QEMU is for the qemu suite's other version: without it those runs SKIP saying
-	# so; the rest of memgate does not need it, so a failure here is said, not fatal.
-	if ! apt-get "$@" update -q >/dev/null; then
-		echo "install-deps: $QEMU_NEW_SUITE unreachable: no second QEMU" >&2
+	if ! private_apt; then
+		echo "install-deps: $QEMU_NEW_SUITE unreachable: no $name from there" >&2
 		return 0
 	fi
-	version=$(apt-cache "$@" policy qemu-system-x86 | sed -n 's/^ *Candidate: *//p')
+	# shellcheck disable=SC2086
+	version=$(apt-cache $APT_OPTS policy "$1" | sed -n 's/^ *Candidate: *//p')
 	upstream=$(echo "$version" | sed 's/^[0-9]*://; s/[+~-].*//')
 	case "$upstream" in
 	[0-9]*.[0-9]*) ;;
 	*)
-		echo "install-deps: $QEMU_NEW_SUITE has no qemu-system-x86 here: no second QEMU" >&2
+		echo "install-deps: $QEMU_NEW_SUITE has no $1 here: no $name from there" >&2
 		return 0
 		;;
 	esac
-	dir="$KERNEL_CACHE/qemu-$upstream"
-	echo "install-deps: fetching QEMU $version from $QEMU_NEW_SUITE into $dir (unpacked, not installed)"
+	dir="$KERNEL_CACHE/$name-$upstream"
+	echo "install-deps: fetching $* from $QEMU_NEW_SUITE into $dir (unpacked, not installed)"
 	rm -rf "$dir.new"
 	mkdir -p "$dir.new/debs"
-	for p in $QEMU_NEW_PACKAGES; do
-		if ! (cd "$dir.new/debs" && apt-get "$@" download -q "$p=$version" >/dev/null); then
-			echo "install-deps: could not download $p $version: no second QEMU" >&2
+	first=1
+	for p in "$@"; do
+		want="$p"
+		[ "$first" -eq 0 ] || want="$p=$version"
+		first=0
+		# shellcheck disable=SC2086
+		if ! (cd "$dir.new/debs" && apt-get $APT_OPTS download -q "$want" >/dev/null); then
+			echo "install-deps: could not download $want: no $name from $QEMU_NEW_SUITE" >&2
 			rm -rf "$dir.new"
 			return 0
 		fi
@@ -110,6 +149,16 @@ fetch_new_qemu() {
 	done
 	rm -rf "$dir"
 	mv "$dir.new" "$dir"
+}
+
+fetch_extras() {
+	fetch_kernel
+	# A second QEMU is for the qemu suite's other version: without it those runs SKIP saying
+	# so; the rest of memgate does not need it, so a failure here is said, not fatal.
+	# shellcheck disable=SC2086
+	unpack_backport qemu $QEMU_NEW_PACKAGES
+	# shellcheck disable=SC2086
+	[ "$qemu_build" -eq 0 ] || unpack_backport meson $MESON_NEW_PACKAGES
 }
 
 missing=""
@@ -123,8 +172,7 @@ done
 
 if [ -z "$missing" ]; then
 	[ "$quiet" -eq 1 ] || echo "install-deps: all present:$(printf ' %s' $PACKAGES)"
-	fetch_kernel
-	fetch_new_qemu
+	fetch_extras
 	exit 0
 fi
 
@@ -138,6 +186,5 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
-fetch_kernel
-fetch_new_qemu
+fetch_extras
 echo "install-deps: done"
