@@ -1,6 +1,7 @@
 #!/bin/sh
-# qemu-ab.sh - gate a QEMU commit against its parent with memgate's qemu suite: a worktree of
-# each, a minimal x86_64-softmmu build of each, then `memgate ab` with --qemu per side.
+# qemu-ab.sh - gate a QEMU commit against its parent with memgate's qemu suite: a minimal
+# x86_64-softmmu build of each (in one worktree and build folder, so a commit builds
+# incrementally), then `memgate ab` with --qemu per side.
 #
 # usage: ci/qemu-ab.sh [-C QEMU_REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
 #   -C QEMU_REPO  the QEMU git repository (default: the current folder)
@@ -29,14 +30,14 @@ while getopts C:o:h opt; do
 	C) repo=$OPTARG ;;
 	o) out=$OPTARG ;;
 	*)
-		sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+		sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
 		exit 2
 		;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $# -lt 2 ]; then
-	sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 fi
 parent=$1

@@ -137,10 +137,11 @@ static void need_unsized_pool(void)
 	uint64_t free_pages = 0;
 
 	if (!text_read_u64(POOL_2M_FREE, &free_pages) && free_pages)
-		skip_because("the 2 MiB pool has %" PRIu64 " free pages already (sized by its "
-			     "administrator): a run reserves nothing, so there is no reservation to "
-			     "kill or to refuse; size it to 0 to run this",
-			     free_pages);
+		skip_because(
+		    "the 2 MiB pool has %" PRIu64 " free pages already (sized by its "
+		    "administrator): a run reserves nothing, so there is no reservation to "
+		    "kill or to refuse; size it to 0 to run this",
+		    free_pages);
 }
 
 /* The first child of @pid (/proc/PID/task/PID/children), 0 while it has none. */
