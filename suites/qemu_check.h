@@ -11,8 +11,9 @@
 /*
  * The fastest an honest preallocation can be, as a share of writing the same memory with as
  * many threads or more in the same round: it writes every page too (the kernel clears each one
- * as it faults it in). The reference's MADV_POPULATE_WRITE with all PUs is 0.9x of it here
- * (clear_page's string stores are quicker than a user memset), QEMU 7.2 and 10.0 1x to 2x.
+ * as it faults it in). The reference's MADV_POPULATE_WRITE with all PUs takes 0.8x to 0.95x of
+ * it here (clear_page's string stores are quicker than a user memset of faulted memory), QEMU
+ * 7.2 and 10.0 0.85x to 1.1x with two threads, 1.5x to 1.8x with one.
  */
 #define QEMU_FASTEST_FILL 0.5
 /* Threads at work that more than the threads seen must show before a poll is said to have
