@@ -1,9 +1,11 @@
 #!/bin/sh
 # install-deps.sh - install the Debian packages memgate needs to build, test and report.
 # Idempotent: installs only what is missing and says what. Needs root when something is.
-# usage: ci/install-deps.sh [--quiet] [--qemu-build]
-#   --quiet       print nothing when all is present
-#   --qemu-build  also what building a QEMU tree takes (ci/qemu-ab.sh): an agent's one-time set-up
+# usage: ci/install-deps.sh [--quiet] [--qemu-build] [--kernel-build]
+#   --quiet         print nothing when all is present
+#   --qemu-build    also what building a QEMU tree takes (ci/qemu-ab.sh): an agent's one-time set-up
+#   --kernel-build  also what building a kernel tree takes (ci/kernel-ab.sh; dpkg-dev for
+#                   ci/kernel/debian-tree.sh): an agent's one-time set-up
 set -eu
 
 # build: compiler, make, pkg-config and the libraries' -dev packages (libconfig reads the
@@ -14,11 +16,12 @@ set -eu
 # runtime (make fuzz); the qemu suite's peer: Debian's QEMU (qemu-system-x86_64); valgrind:
 # --counter simulated counts instructions and misses under its callgrind; man-db: the
 # install test reads memgate(1) with man -l; busybox-static, cpio and kmod (depmod): the
-# guest kit the qemu suite boots (guest/mkkit.sh).
+# guest kit the qemu suite boots (guest/mkkit.sh); xz-utils: memgate vm --kernel unpacks a
+# kernel's compressed modules (Debian's 6.12 ships .ko.xz).
 PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
 libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck \
 clang libclang-rt-14-dev qemu-system-x86 valgrind man-db \
-busybox-static cpio kmod"
+busybox-static cpio kmod xz-utils"
 
 # --qemu-build: QEMU's build dependencies for a minimal x86_64-softmmu (ci/qemu-ab.sh), from
 # bookworm; and a meson new enough for QEMU 8.1 and later (1.5 for 10.0: bookworm has 1.0), which
@@ -27,20 +30,25 @@ busybox-static cpio kmod"
 QEMU_BUILD_PACKAGES="git ninja-build meson python3-venv libglib2.0-dev libpixman-1-dev \
 libfdt-dev zlib1g-dev libnuma-dev flex bison ccache"
 MESON_NEW_PACKAGES="meson python3-pycotap"
+# --kernel-build: a kernel's build dependencies for x86_64_defconfig with KVM (ci/kernel-ab.sh).
+KERNEL_BUILD_PACKAGES="git build-essential bc bison flex libelf-dev libssl-dev ccache dpkg-dev"
 
 quiet=0
 qemu_build=0
+kernel_build=0
 for arg in "$@"; do
 	case "$arg" in
 	--quiet) quiet=1 ;;
 	--qemu-build) qemu_build=1 ;;
+	--kernel-build) kernel_build=1 ;;
 	*)
-		echo "usage: ci/install-deps.sh [--quiet] [--qemu-build]" >&2
+		echo "usage: ci/install-deps.sh [--quiet] [--qemu-build] [--kernel-build]" >&2
 		exit 2
 		;;
 	esac
 done
 [ "$qemu_build" -eq 0 ] || PACKAGES="$PACKAGES $QEMU_BUILD_PACKAGES"
+[ "$kernel_build" -eq 0 ] || PACKAGES="$PACKAGES $KERNEL_BUILD_PACKAGES"
 
 # The guest kit's kernel (the qemu suite's boot cases): Debian's cloud kernel package, kept in
 # KERNEL_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own

@@ -47,6 +47,10 @@ struct cli {
 	const char *record_dir; /* hw --record: where to write this host */
 	const char *shape;	/* vm --shape */
 	const char *shape_of;	/* vm --shape-of: a topology whose shape the guest takes */
+	const char *vm_kernel;	/* vm --kernel: a kernel of the user's, with KVM in the guest */
+	const char *vm_modules; /* vm --modules: its modules */
+	const char *vm_cpu;	/* vm --guest-cpu */
+	bool vm_no_icount;	/* vm --no-icount */
 	bool help;		/* -h, --help: the command's usage was asked for */
 	bool json_out;		/* hw, list: --json */
 	bool warmup_set, timeout_set;

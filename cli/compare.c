@@ -290,6 +290,13 @@ int cli_cmd_ab(int argc, char **argv)
 	j.o.calib = calib.n ? &calib : NULL;
 	if ((ret = ab_start(&c, &j)) || proc_stop)
 		goto out;
+	if (j.base.vm != j.head.vm) {
+		ret = cli_usage_error("ab: --%s is a guest (memgate vm ...) and --%s is not: give "
+				      "both sides a guest, or neither",
+				      j.base.vm ? "base" : "head", j.base.vm ? "head" : "base");
+		goto out;
+	}
+	j.o.guests = j.base.vm;
 	ret = ab_run(&j.base, &j.head, &j.o, &out, &err);
 	if (ret && ret != -EINTR) {
 		fprintf(stderr, "memgate: ab: %s\n", err.msg);
@@ -309,13 +316,21 @@ int cli_cmd_ab(int argc, char **argv)
 		memcpy(all + out.extra.n, out.verdicts.rows.results,
 		       out.verdicts.rows.n * sizeof(*all));
 		ret = report_comparison(&j.ss, all, out.extra.n + out.verdicts.rows.n);
-		fprintf(
-		    stderr,
-		    "memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
-		    "more for undecided metrics, %u samples a round; a simulated case: 2 rounds "
-		    "of 1 sample) in %.0f s\n",
-		    out.cases_compared, out.verdicts.rows.n, j.o.rounds, j.o.confirm_rounds,
-		    j.o.samples, (double)(util_now_ns() - j.ss.t0) / 1e9);
+		if (j.o.guests)
+			fprintf(stderr,
+				"memgate: ab: %u cases compared, %zu metrics judged (each round a "
+				"boot of each side's guest running every case, %u samples a case; "
+				"2 rounds under icount, else %u) in %.0f s\n",
+				out.cases_compared, out.verdicts.rows.n, j.o.samples, j.o.rounds,
+				(double)(util_now_ns() - j.ss.t0) / 1e9);
+		else
+			fprintf(stderr,
+				"memgate: ab: %u cases compared, %zu metrics judged (%u rounds, %u "
+				"more for undecided metrics, %u samples a round; a simulated case: "
+				"2 rounds of 1 sample) in %.0f s\n",
+				out.cases_compared, out.verdicts.rows.n, j.o.rounds,
+				j.o.confirm_rounds, j.o.samples,
+				(double)(util_now_ns() - j.ss.t0) / 1e9);
 		ret = ab_nothing_compared(&out, ret);
 		if (out.interrupted) {
 			fprintf(stderr,

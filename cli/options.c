@@ -472,8 +472,9 @@ static const struct cli_opt *const merge_opts[] = {
 };
 
 static const struct cli_opt *const vm_opts[] = {
-    &opt_SHAPE, &opt_SHAPE_OF,	   &opt_TIMEOUT_VM,   &opt_JSON, &opt_JUNIT,
-    &opt_QEMU,	&opt_GUEST_KERNEL, &opt_GUEST_INITRD, &opt_HELP, NULL,
+    &opt_KERNEL_VM,    &opt_MODULES_VM,	  &opt_SHAPE, &opt_SHAPE_OF, &opt_GUEST_CPU_VM,
+    &opt_NO_ICOUNT_VM, &opt_TIMEOUT_VM,	  &opt_JSON,  &opt_JUNIT,    &opt_QEMU,
+    &opt_GUEST_KERNEL, &opt_GUEST_INITRD, &opt_HELP,  NULL,
 };
 
 static const struct cli_opt *const rules_opts[] = {
@@ -532,9 +533,11 @@ const struct cli_command cli_commands[] = {
     {"merge", "SHARD.json...", "the results of a run's shards (--shard I/N) as one results file",
      merge_opts, MAX_SUITE_ARGS, false, false, cli_cmd_merge},
     {"vm", "[--] COMMAND [OPTIONS]",
-     "a memgate command (this build) inside a QEMU guest of SHAPE, KVM's where it\n"
-     "boots the kit, else TCG's; a run's reports come back with its suites named\n"
-     "guest[SHAPE].SUITE (under TCG its gates are off: timing is not the host's)",
+     "a memgate command (this build) inside a QEMU guest of SHAPE, or of a kernel of\n"
+     "yours with KVM in it (--kernel), KVM's where it boots the kit, else TCG's (with\n"
+     "icount for a kernel: its figures count instructions); a run's reports come back\n"
+     "with its suites named guest[SHAPE].SUITE or guest[kernel=VERSION].SUITE (under\n"
+     "TCG its gates are off: timing is not the host's)",
      vm_opts, MAX_SUITE_ARGS, true, false, cli_cmd_vm},
     {"baseline", "add RESULTS.json DIR",
      "file a run into a history directory, under DIR/HOST_CLASS_HASH/", plain_opts, 3, false, false,

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "reports/nest.h"
+#include "run/kernel.h"
 #include "run/vm.h"
 #include "util/tmpdir.h"
 #include "util/util.h"
@@ -17,6 +18,27 @@
 /* Report options of the guest's own command: its files are the guest's, and memgate vm names
  * the host's. */
 static const char *const guest_report_options[] = {"--json", "--junit", "--html", "--csv"};
+
+/* A kernel of the user's: the default shape, one CPU (under icount, one vCPU runs the whole
+ * guest in one sequence) and room for the kvm suite's 32,764 slots of the kernel's own. */
+#define VM_KERNEL_SHAPE "sockets=1,nodes=1,cpus=1,mem=2G"
+
+/*
+ * The guest's CPU under icount: TCG's max (svm for nested KVM) without RDRAND and RDSEED,
+ * which under TCG return the host's random numbers. With them the guest kernel's RNG (slab
+ * freelist order, KASLR, hash seeds) differs every boot and so does its work: two boots of
+ * 6.1 moved a median by up to 7%. Without them its entropy comes from its own timing, which
+ * icount makes the same every boot, and two boots give the same counts, every figure.
+ */
+#define VM_ICOUNT_CPU "max,rdrand=off,rdseed=off"
+
+/* What the figures of a guest under icount are, in its reports. */
+#define VM_ICOUNT_FIGURES                                                                          \
+	"instruction-proportional figures under emulation, not wall times: under TCG's icount "    \
+	"the guest's clock and TSC advance 1 ns per instruction executed, so a TSC difference "    \
+	"counts the guest's instructions (exact: two boots of a kernel give the same counts, "     \
+	"without RDRAND and RDSEED, which would bring the host's randomness in); cache "           \
+	"and TLB effects, memory latency and the host's speed are not modelled"
 
 /* The guest's console as it comes: memgate's own lines, and the kernel's errors. */
 static void echo_line(void *arg, const char *line)
@@ -137,8 +159,10 @@ int cli_cmd_vm(int argc, char **argv)
 	struct guest_kit kit;
 	struct vm_spec s = {.on_line = echo_line, .interrupted = &proc_stop};
 	struct vm_result *r = NULL;
+	struct vm_kernel *k = NULL;
 	struct mg_err err = {0};
-	char pack[PATH_MAX], dir[PATH_MAX], shape[128], prefix[160], exit_text[16], why[700];
+	char pack[PATH_MAX], dir[PATH_MAX], shape[128], prefix[200], exit_text[16], why[900],
+	    kvm_archive[PATH_MAX + 16], accel[200];
 	const char *args[MAX_SUITE_ARGS + 8];
 	int ret = cli_parse(&c, argc, argv, "vm");
 
@@ -146,8 +170,14 @@ int cli_cmd_vm(int argc, char **argv)
 		return ret;
 	if (c.shape && c.shape_of)
 		return cli_usage_error("vm: --shape or --shape-of, not both");
-	if (!c.shape_of && vm_shape_parse(c.shape ? c.shape : VM_DEFAULT_SHAPE, &s.shape, &err))
+	if (!c.shape_of && vm_shape_parse(c.shape	? c.shape
+					  : c.vm_kernel ? VM_KERNEL_SHAPE
+							: VM_DEFAULT_SHAPE,
+					  &s.shape, &err))
 		return cli_usage_error("%s", err.msg);
+	if (!c.vm_kernel && (c.vm_modules || c.vm_no_icount))
+		return cli_usage_error("vm: --%s goes with --kernel",
+				       c.vm_modules ? "modules" : "no-icount");
 	if (c.n_args == 0)
 		return cli_usage_error(
 		    "vm needs a command to run in the guest: memgate vm -- run ...");
@@ -179,45 +209,83 @@ int cli_cmd_vm(int argc, char **argv)
 	}
 	/* A folder of this run's own for the initramfs and the reports, removed at the end. */
 	r = calloc(1, sizeof(*r));
-	if (!r || (ret = tmpdir_make(dir, sizeof(dir), "vm"))) {
+	k = calloc(1, sizeof(*k));
+	if (!r || !k || (ret = tmpdir_make(dir, sizeof(dir), "vm"))) {
 		fprintf(stderr, "memgate vm: a folder for the guest's files in %s ($TMPDIR): %s\n",
-			tmpdir_base(), strerror(r ? -ret : ENOMEM));
+			tmpdir_base(), strerror(r && k ? -ret : ENOMEM));
 		free(r);
+		free(k);
 		return EXIT_HARNESS;
 	}
 	vm_shape_name(&s.shape, shape, sizeof(shape));
 	snprintf(prefix, sizeof(prefix), "guest[%s]", shape);
+	snprintf(accel, sizeof(accel), "%s", s.kvm ? "kvm" : "tcg");
+	if (c.vm_kernel) {
+		snprintf(kvm_archive, sizeof(kvm_archive), "%s/kvm.cpio", dir);
+		if (vm_kernel_open(k, c.vm_kernel, c.vm_modules, dir, &err) ||
+		    vm_kernel_kvm_archive(k, kvm_archive, &err)) {
+			fprintf(stderr, "memgate vm: %s\n", err.msg);
+			tmpdir_remove(dir);
+			free(r);
+			free(k);
+			return EXIT_USAGE;
+		}
+		snprintf(kit.kernel, sizeof(kit.kernel), "%s", k->image);
+		snprintf(prefix, sizeof(prefix), "guest[kernel=%s]", k->version);
+		s.extra = kvm_archive;
+		s.kvm_in_guest = true;
+		s.icount = !s.kvm && !c.vm_no_icount;
+		snprintf(accel, sizeof(accel), "nested KVM under %s",
+			 s.kvm	    ? "KVM"
+			 : s.icount ? "TCG (icount shift=0, sleep=off)"
+				    : "TCG");
+	}
+	s.cpu = c.vm_cpu ? c.vm_cpu : s.icount ? VM_ICOUNT_CPU : NULL;
 	s.qemu = qemu.path;
 	s.kit = &kit;
 	s.pack = pack;
 	s.args = args;
 	s.workdir = dir;
 	s.timeout_s = c.timeout_set ? c.cfg.opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
+	if (c.vm_kernel)
+		printf("memgate vm: kernel %s (%s; KVM %s), %s, %s, QEMU %s\n", k->version,
+		       c.vm_kernel, k->kvm, shape, accel, qemu.version);
 	printf("memgate vm: %s, %s (%s), QEMU %s\n", shape, s.kvm ? "KVM" : "TCG",
 	       s.kvm ? "it boots the kit here"
-		     : "no KVM here that boots a stock guest: timing figures are reported, not "
-		       "gated",
+	       : s.icount
+		   ? "no KVM here that boots a stock guest; icount: the guest's figures "
+		     "count instructions"
+		   : "no KVM here that boots a stock guest: timing figures are reported, not "
+		     "gated",
 	       qemu.version);
 	fflush(stdout);
 	proc_stops_defer();
 	ret = vm_run(&s, r, &err);
 	proc_stops_resume();
 	snprintf(exit_text, sizeof(exit_text), "%d", r->exit);
-	const struct nest_prop props[] = {
+	const struct nest_prop all_props[] = {
 	    {"vm.shape", shape},
-	    {"vm.accel", s.kvm ? "kvm" : "tcg"},
+	    {"vm.accel", accel},
 	    {"vm.gated", s.kvm ? "yes" : "no: under TCG the guest's timing is not the hardware's"},
 	    {"vm.exit", exit_text},
+	    {"vm.clock", s.icount ? "icount" : "host"},
+	    {"vm.figures", s.icount ? VM_ICOUNT_FIGURES : "the host's time, as the guest sees it"},
+	    {"vm.kernel", k->version},
+	    {"vm.kernel_banner", k->banner},
+	    {"vm.kernel_image", c.vm_kernel ? c.vm_kernel : ""},
+	    {"vm.kvm", k->kvm},
 	};
+	const struct nest_prop *props = all_props;
+	size_t n_props = c.vm_kernel ? ARRAY_SIZE(all_props) : 4;
 
 	/* Every console line was shown as it came: the error says what ended it. */
 	if (ret)
 		snprintf(why, sizeof(why), "%s", err.msg);
 	else
-		ret = nest_reports(&c, r, prefix, props, ARRAY_SIZE(props), why, sizeof(why));
+		ret = nest_reports(&c, r, prefix, props, n_props, why, sizeof(why));
 	if (ret) {
 		fprintf(stderr, "memgate vm: %s\n", why);
-		failure_reports(&c, prefix, why, r->boot.tail, props, ARRAY_SIZE(props));
+		failure_reports(&c, prefix, why, r->boot.tail, props, n_props);
 		ret = proc_stop ? 128 + proc_stop : EXIT_HARNESS;
 	} else {
 		printf("memgate vm: the guest's command exited %d in %.1f s of QEMU\n", r->exit,
@@ -226,5 +294,6 @@ int cli_cmd_vm(int argc, char **argv)
 	}
 	tmpdir_remove(dir);
 	free(r);
+	free(k);
 	return ret;
 }

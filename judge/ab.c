@@ -20,6 +20,8 @@
 
 /* A side gets this long past its own per-case deadline to report the timeout itself. */
 #define AB_SIDE_MARGIN_S 10
+/* A guest side's whole run, boot to poweroff: memgate vm's own default. */
+#define AB_GUEST_TIMEOUT_S 3600
 
 /* A shared perf case: its name on each side, and per metric the round figures. */
 struct ab_metric {
@@ -237,6 +239,12 @@ static struct tolerance ab_tolerance(const struct ab_opts *o, const char *suite,
 {
 	struct tolerance t = rules_tolerance(o->rules, suite, full_name, def);
 
+	if (o->guests && t.gate && !strcmp(suite, "kvm") && !strncmp(def->name, "ref.", 4)) {
+		t.gate = false;
+		t.line = 0;
+		t.why = "memgate's own reference, the same program in both guests: they differ in "
+			"their kernel (context, not judged)";
+	}
 	if (o->qemu_only && t.gate && memgate_own(suite, def->name)) {
 		t.gate = false;
 		t.line = 0; /* not a rule's: this A/B's */
@@ -326,9 +334,10 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 		snprintf(x->tol_from, sizeof(x->tol_from), "%s", x->tol.why);
 	if (f->exact)
 		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
-			 simulated  ? " (simulated counts)"
-			 : o->calib ? " (no calibration for this host class and metric)"
-				    : " (no calibration for this host class)");
+			 simulated && o->guests ? " (instruction counts under icount)"
+			 : simulated		? " (simulated counts)"
+			 : o->calib		? " (no calibration for this host class and metric)"
+						: " (no calibration for this host class)");
 	else if (noise && f->calibrated)
 		snprintf(
 		    spread, sizeof(spread),
@@ -493,6 +502,25 @@ static void one_sided(const struct ab_side_list *a, const struct ab_side_list *b
 	}
 }
 
+/* @c just made (@made: 0, or it failed), kept as the *@n-th case when some metric of it is
+ * gated, else released as a SKIP saying why. Returns 0 or -ENOMEM. */
+static int keep_gated(struct ab_case *c, int made, const char *key, size_t *n,
+		      struct ab_outcome *out)
+{
+	if (made) {
+		case_release(c);
+		return -ENOMEM;
+	}
+	if (c->gated) {
+		(*n)++;
+		return 0;
+	}
+	extra_add(out, "ab", c->suite, in_suite(key), OUTCOME_SKIP,
+		  "no metric of it is gated (the rules say gate = false): not run", 0);
+	case_release(c);
+	return 0;
+}
+
 /* The shared perf cases worth running (some metric gated); the others are SKIPs. */
 static int shared_cases(const struct ab_side_list *lb, const struct ab_side_list *lh,
 			const struct ab_opts *o, struct ab_case **cases, size_t *n,
@@ -515,17 +543,8 @@ static int shared_cases(const struct ab_side_list *lb, const struct ab_side_list
 		bc = ab_side_listed(lb, key);
 		if (!bc)
 			continue; /* one_sided() reports it */
-		if (case_make(bc, hc, key, rounds, o, c)) {
-			case_release(c);
+		if (keep_gated(c, case_make(bc, hc, key, rounds, o, c), key, n, out))
 			return -ENOMEM;
-		}
-		if (c->gated) {
-			(*n)++;
-			continue;
-		}
-		extra_add(out, "ab", c->suite, in_suite(key), OUTCOME_SKIP,
-			  "no metric of it is gated (the rules say gate = false): not run", 0);
-		case_release(c);
 	}
 	return 0;
 }
@@ -612,6 +631,304 @@ static int conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o
 	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
 }
 
+/* ---- guests: each round a boot of each side's guest, every case run in it ----------------- */
+
+/* A guest's suite without its prefix: "guest[kernel=6.1.0-28-cloud-amd64].kvm" is "kvm". */
+static const char *plain_suite(const char *suite)
+{
+	const char *p = strstr(suite, "].");
+
+	return p ? p + 2 : suite;
+}
+
+/* The key of guest case @hc: its name as a run on the host would give it. */
+static const char *guest_key(const struct hist_case *hc, char *buf, size_t len)
+{
+	char full[512];
+
+	snprintf(full, sizeof(full), "%s.%s.%s", plain_suite(hc->suite), hc->group, hc->name);
+	return case_key(full, buf, len);
+}
+
+static const struct hist_case *guest_case(const struct hist_run *r, const char *key)
+{
+	char buf[256];
+
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (!strcmp(guest_key(&r->cases[i], buf, sizeof(buf)), key))
+			return &r->cases[i];
+	return NULL;
+}
+
+/* The guest's property @name (memgate vm's "vm" object), "" when it did not say. */
+static const char *vm_prop(const struct hist_run *r, const char *name)
+{
+	return ab_side_string(json_object_get(json_object_get(r->root, "vm"), name));
+}
+
+/* KVM_CAP_NR_MEMSLOTS as @r's kvm cases read it in the guest, "?" when none said. */
+static const char *guest_memslots(const struct hist_run *r)
+{
+	json_t *cases = json_object_get(r->root, "cases"), *c;
+	size_t i;
+
+	json_array_foreach(cases, i, c)
+	{
+		const char *v = json_string_value(
+		    json_object_get(json_object_get(c, "properties"), "kvm_cap_nr_memslots"));
+		if (v)
+			return v;
+	}
+	return "?";
+}
+
+/* One boot of side @s's guest running every selected case; its results into @r. */
+static int guest_round(struct ab_side *s, const struct ab_opts *o, unsigned int round,
+		       struct hist_run *r, struct mg_err *err)
+{
+	char path[600], log[600], n[16], w[16], seed[32], t[32], line[256];
+	const char *extra[] = {"-n", n,		  "--warmup", w,	   "--seed",
+			       seed, "--timeout", t,	      "--no-gates"};
+	int code = 0, ret;
+
+	snprintf(path, sizeof(path), "%s/%s-guest-%u.json", o->workdir, s->role, round);
+	snprintf(log, sizeof(log), "%s/%s-guest-%u.log", o->workdir, s->role, round);
+	snprintf(n, sizeof(n), "%u", o->samples);
+	snprintf(w, sizeof(w), "%u", o->warmup);
+	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
+	/* The same workload in every round and both guests: their figures are compared whole. */
+	snprintf(seed, sizeof(seed), "%" PRIu64, o->seed);
+	unlink(path);
+	fprintf(stderr, "memgate: ab: round %u, %s's guest (%s) ...\n", round + 1, s->role,
+		s->spec);
+	ret = ab_side_guest_run(s, o, extra, (int)ARRAY_SIZE(extra), path, log, AB_GUEST_TIMEOUT_S,
+				&code, err);
+	if (ret)
+		return ret;
+	if (hist_load(r, path, err)) {
+		ab_side_last_line(log, line, sizeof(line));
+		/* Exit 2: memgate vm refused its options, or the kernel it was given. */
+		return mg_err_set(err, code == 2 ? EINVAL : ECHILD,
+				  "--%s %s: its guest gave no results (exit %d): %s", s->role,
+				  s->spec, code, line);
+	}
+	return 0;
+}
+
+/* @c from the guest cases @bc and @hc of the first round; @exact: icount's counts. */
+static int guest_case_make(const struct hist_case *bc, const struct hist_case *hc, const char *key,
+			   bool exact, const struct ab_opts *o, struct ab_case *c)
+{
+	(void)bc;
+	memset(c, 0, sizeof(*c));
+	snprintf(c->key, sizeof(c->key), "%s", key);
+	c->base_name = c->head_name = c->key;
+	c->suite = plain_suite(hc->suite);
+	c->simulated = exact;
+	c->cut = -1;
+	c->metrics = calloc(hc->n_metrics + 1, sizeof(*c->metrics));
+	if (!c->metrics)
+		return -ENOMEM;
+	for (size_t i = 0; i < hc->n_metrics; i++) {
+		const struct hist_metric *hm = &hc->metrics[i];
+		struct ab_metric *m = &c->metrics[c->n_metrics++];
+		struct metric_def def;
+
+		snprintf(m->name, sizeof(m->name), "%s", hm->name);
+		/* Under icount the TSC is the instruction count (run/guest.h). */
+		snprintf(m->unit, sizeof(m->unit), "%s",
+			 exact && !strcmp(hm->unit, "cycles") ? "instructions" : hm->unit);
+		m->better = hm->better;
+		m->base = calloc(o->rounds + 1, sizeof(*m->base));
+		m->head = calloc(o->rounds + 1, sizeof(*m->head));
+		if (!m->base || !m->head)
+			return -ENOMEM;
+		def = (struct metric_def){.name = m->name, .unit = m->unit, .better = m->better};
+		c->n_gated += ab_tolerance(o, c->suite, c->head_name, &def).gate;
+	}
+	c->gated = c->n_gated > 0;
+	return 0;
+}
+
+/* @r's figures of @c as side @is_head's of the round under way. */
+static void guest_figures(struct ab_case *c, const struct hist_run *r, bool is_head)
+{
+	const struct hist_case *hc = guest_case(r, c->key);
+
+	for (size_t m = 0; m < c->n_metrics; m++) {
+		struct ab_metric *am = &c->metrics[m];
+		const struct hist_metric *hm = hc ? hist_metric(hc, am->name) : NULL;
+
+		(is_head ? am->head : am->base)[am->n] =
+		    hm && hm->n ? stats_median(hm->v, hm->n) : NAN;
+	}
+}
+
+/* "base's guest (kernel 6.1.0-28-cloud-amd64, 32764 memslots)" into @buf. */
+static const char *guest_said(const struct hist_run *r, const char *role, char *buf, size_t len)
+{
+	const char *k = vm_prop(r, "vm.kernel");
+
+	snprintf(buf, len, "%s's guest (%s%s, KVM_CAP_NR_MEMSLOTS %s)", role,
+		 *k ? "kernel " : "the kit's kernel", k, guest_memslots(r));
+	return buf;
+}
+
+/*
+ * The first round's cases: shared perf cases that passed in both guests become A/B cases;
+ * one guest's alone (a slot count only one kernel allows), or failed in either, a result of
+ * its own; head's checks, results as they came.
+ */
+static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool exact,
+		       const struct ab_opts *o, struct ab_case **cases, size_t *n,
+		       struct ab_outcome *out)
+{
+	char key[256], why[600], bs[200], hs[200];
+
+	*cases = calloc(h->n_cases + 1, sizeof(**cases));
+	*n = 0;
+	if (!*cases || result_set_init(&out->extra, b->n_cases + h->n_cases + 1))
+		return -ENOMEM;
+	guest_said(b, "base", bs, sizeof(bs));
+	guest_said(h, "head", hs, sizeof(hs));
+	for (size_t i = 0; i < h->n_cases; i++) {
+		const struct hist_case *hc = &h->cases[i], *bc;
+		struct ab_case *c = &(*cases)[*n];
+
+		guest_key(hc, key, sizeof(key));
+		if (strcmp(hc->kind, "perf")) {
+			extra_add(out, hc->suite, hc->group, hc->name,
+				  !strcmp(hc->outcome, "PASS")	 ? OUTCOME_PASS
+				  : !strcmp(hc->outcome, "SKIP") ? OUTCOME_SKIP
+				  : !strcmp(hc->outcome, "FAIL") ? OUTCOME_FAIL
+								 : OUTCOME_ERROR,
+				  hc->message, hc->time_s);
+			continue;
+		}
+		out->perf_listed[1]++;
+		bc = guest_case(b, key);
+		if (!bc) {
+			snprintf(why, sizeof(why), "only %s ran it, not %s: reported, not judged",
+				 hs, bs);
+			extra_add(out, "ab", plain_suite(hc->suite), in_suite(key), OUTCOME_SKIP,
+				  why, 0);
+			continue;
+		}
+		if (strcmp(hc->outcome, "PASS") || strcmp(bc->outcome, "PASS")) {
+			const struct hist_case *bad = strcmp(hc->outcome, "PASS") ? hc : bc;
+
+			snprintf(why, sizeof(why), "%s on %s: %s", bad->outcome,
+				 bad == hc ? hs : bs, bad->message ? bad->message : "");
+			extra_add(out, "ab", plain_suite(hc->suite), in_suite(key),
+				  strcmp(bad->outcome, "SKIP") ? OUTCOME_ERROR : OUTCOME_SKIP, why,
+				  0);
+			continue;
+		}
+		if (keep_gated(c, guest_case_make(bc, hc, key, exact, o, c), key, n, out))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < b->n_cases; i++) {
+		const struct hist_case *bc = &b->cases[i];
+
+		if (strcmp(bc->kind, "perf"))
+			continue;
+		out->perf_listed[0]++;
+		if (guest_case(h, guest_key(bc, key, sizeof(key))))
+			continue;
+		snprintf(why, sizeof(why), "only %s ran it, not %s: reported, not judged", bs, hs);
+		extra_add(out, "ab", plain_suite(bc->suite), in_suite(key), OUTCOME_SKIP, why, 0);
+	}
+	return 0;
+}
+
+/*
+ * ab of two guests (both sides `MEMGATE vm ...`, a kernel each, say): a round boots each
+ * side's guest once and runs every selected case in it, base first in even rounds. Under
+ * icount in both (vm.clock) the figures are instruction counts, exact: two rounds, as for
+ * simulated counts; otherwise o->rounds, no second look (each round is two boots).
+ */
+static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_opts *o,
+			 struct ab_outcome *out, struct mg_err *err)
+{
+	struct hist_run runs[2];
+	struct ab_case *cases = NULL;
+	size_t n_cases = 0;
+	bool exact = false;
+	unsigned int rounds = o->rounds ? o->rounds : 2;
+	static char context[1600];
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	proc_stops_defer();
+	for (unsigned int r = 0; !ret && r < rounds; r++) {
+		bool head_first = r % 2;
+		struct ab_side *first = head_first ? head : base,
+			       *second = head_first ? base : head;
+
+		memset(runs, 0, sizeof(runs));
+		ret = guest_round(first, o, r, &runs[head_first], err);
+		if (!ret)
+			ret = guest_round(second, o, r, &runs[!head_first], err);
+		if (!ret && r == 0) {
+			exact = !strcmp(vm_prop(&runs[0], "vm.clock"), "icount") &&
+				!strcmp(vm_prop(&runs[1], "vm.clock"), "icount");
+			rounds = exact ? 2 : rounds;
+			snprintf(context, sizeof(context),
+				 "%s; base's guest: kernel %s, %s; head's guest: kernel %s, %s%s",
+				 o->context ? o->context : "", vm_prop(&runs[0], "vm.kernel"),
+				 vm_prop(&runs[0], "vm.accel"), vm_prop(&runs[1], "vm.kernel"),
+				 vm_prop(&runs[1], "vm.accel"),
+				 exact ? "; figures under icount: instruction counts, exact" : "");
+			o->context = context;
+			fprintf(stderr, "memgate: ab: %s\n", context);
+			if (guest_cases(&runs[0], &runs[1], exact, o, &cases, &n_cases, out))
+				ret = mg_err_set(err, ENOMEM, "out of memory");
+			for (size_t i = 0; i < n_cases; i++)
+				o->gated_metrics += cases[i].n_gated;
+			for (size_t i = 0; i < n_cases; i++)
+				cases[i].alpha = o->rules->alpha /
+						 (double)(o->gated_metrics ? o->gated_metrics : 1);
+			o->confirm_rounds = 0; /* one look: judged_how() says so */
+		}
+		for (size_t i = 0; !ret && i < n_cases; i++) {
+			struct ab_case *c = &cases[i];
+
+			guest_figures(c, &runs[0], false);
+			guest_figures(c, &runs[1], true);
+			for (size_t m = 0; m < c->n_metrics; m++) {
+				struct ab_metric *am = &c->metrics[m];
+
+				if (!isnan(am->base[am->n]) && !isnan(am->head[am->n]))
+					am->n++;
+			}
+		}
+		if (r == 0 && !ret) {
+			out->keep_guests[0] = runs[0];
+			out->keep_guests[1] = runs[1];
+		} else {
+			hist_release(&runs[0]);
+			hist_release(&runs[1]);
+		}
+	}
+	if (ret == -EINTR)
+		out->interrupted = proc_stop;
+	/* One look at all of them. */
+	for (size_t i = 0; i < n_cases; i++)
+		for (size_t m = 0; m < cases[i].n_metrics; m++)
+			cases[i].metrics[m].first_stage = cases[i].metrics[m].n;
+	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
+		ret = mg_err_set(err, ENOMEM, "out of memory judging");
+	/* A guest that failed as a program: ab's failure, said; one that refused its options:
+	 * bad usage (ab maps -EINVAL so). */
+	if (ret == -ECANCELED)
+		ret = mg_err_set(err, ECHILD, "%s", err->msg);
+	for (size_t i = 0; i < n_cases; i++)
+		case_release(&cases[i]);
+	free(cases);
+	proc_stops_resume();
+	return ret;
+}
+
 int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opts,
 	   struct ab_outcome *out, struct mg_err *err)
 {
@@ -622,6 +939,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	size_t n_cases = 0;
 	int ret;
 
+	if (o->guests)
+		return ab_run_guests(base, head, o, out, err);
 	memset(out, 0, sizeof(*out));
 	proc_stops_defer();
 	ret = ab_side_list(base, o, &lb, err);
@@ -693,5 +1012,7 @@ void ab_outcome_release(struct ab_outcome *out)
 	json_decref(out->keep_lists[0]);
 	json_decref(out->keep_lists[1]);
 	hist_release(&out->keep_checks);
+	hist_release(&out->keep_guests[0]);
+	hist_release(&out->keep_guests[1]);
 	memset(out, 0, sizeof(*out));
 }

@@ -26,6 +26,10 @@ struct ab_side {
 	int bin; /* argv[bin] is the memgate: the subcommand goes after it (wrappers before) */
 	char words[1024];
 	char version[64]; /* what --version said */
+	/* `MEMGATE vm [VM OPTIONS] [--]`: the side is a guest (a kernel of its own, say); its
+	 * run's options go after argv[vm_end], the "--" (argc when there is none). */
+	bool vm;
+	int vm_end;
 };
 
 struct ab_opts {
@@ -42,6 +46,8 @@ struct ab_opts {
 	const struct calibration *calib; /* this host class's noise (NULL: none calibrated) */
 	bool qemu_only; /* the sides differ in their QEMU only (ab_sides_differ_in_qemu_only()):
 			 * the qemu suite's reference figures are context, not judged */
+	bool guests;	/* both sides are guests (ab_side.vm): a round is a boot of each,
+			 * running every case; memgate's own figures are context */
 	size_t gated_metrics; /* set by ab_run(): the family alpha is split over */
 };
 
@@ -54,6 +60,7 @@ struct ab_outcome {
 	int interrupted;       /* the signal that stopped it, 0 when none */
 	json_t *keep_lists[2]; /* the sides' lists and head's checks: the names above */
 	struct hist_run keep_checks;
+	struct hist_run keep_guests[2]; /* guests: each side's first run, named in the extras */
 };
 
 /** ab_side_qemu() - @s's --qemu and --qemu-preload values, "" for the one not given. */
@@ -85,6 +92,12 @@ int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err 
  */
 int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
 	   struct ab_outcome *out, struct mg_err *err);
+
+/**
+ * ab_side_guest() - is @s `MEMGATE vm ...` (after ab_check_protocol() found the memgate)?
+ * Sets @s->vm and @s->vm_end.
+ */
+bool ab_side_guest(struct ab_side *s);
 
 /** ab_outcome_release() - free what ab_run() made. */
 void ab_outcome_release(struct ab_outcome *out);

@@ -147,6 +147,33 @@ int ab_side_parse(struct ab_side *s, const char *role, const char *spec, struct 
 	return ret;
 }
 
+/* Start @argv with its stdout, and with @both its stderr too, into the file @path. */
+static int start_into(struct proc *p, const char *const *argv, const char *path, bool both,
+		      struct mg_err *err)
+{
+	struct proc_spec spec = {.argv = argv, .out = PROC_FD, .err = both ? PROC_FD : PROC_TO_ERR};
+	int ret;
+
+	spec.out_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (spec.out_fd < 0)
+		return mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+	spec.err_fd = spec.out_fd;
+	ret = proc_start(p, &spec, err);
+	close(spec.out_fd);
+	return ret;
+}
+
+/* @n_common words of @common, then @n_extra of @extra, at @argv[*@argc], and the NULL. */
+static void add_words(const char **argv, int *argc, const char *const *common, int n_common,
+		      const char *const *extra, int n_extra)
+{
+	for (int i = 0; i < n_common; i++)
+		argv[(*argc)++] = common[i];
+	for (int i = 0; i < n_extra; i++)
+		argv[(*argc)++] = extra[i];
+	argv[*argc] = NULL;
+}
+
 /*
  * Run `SIDE SUB [side options] [@common] [@extra]` with stdout and stderr into @out_path.
  * Returns 0 with @status, or -errno (-ETIMEDOUT, -EINTR) with @err.
@@ -156,8 +183,7 @@ static int ab_side_spawn(const struct ab_side *s, const char *sub, const char *c
 			 double timeout_s, int *status, struct mg_err *err)
 {
 	const char *argv[2 * AB_MAX_ARGS + 64];
-	struct proc_spec spec = {.argv = argv, .out = PROC_FD, .err = PROC_TO_ERR};
-	struct proc p;
+	struct proc p = {0};
 	int argc = 0, ret;
 
 	if (s->argc + n_common + n_extra + 3 > (int)ARRAY_SIZE(argv))
@@ -168,17 +194,8 @@ static int ab_side_spawn(const struct ab_side *s, const char *sub, const char *c
 	argv[argc++] = sub;
 	for (int i = s->bin + 1; i < s->argc; i++)
 		argv[argc++] = s->argv[i];
-	for (int i = 0; i < n_common; i++)
-		argv[argc++] = common[i];
-	for (int i = 0; i < n_extra; i++)
-		argv[argc++] = extra[i];
-	argv[argc] = NULL;
-	spec.out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (spec.out_fd < 0)
-		return mg_err_set(err, errno, "%s: %s", out_path, strerror(errno));
-	ret = proc_start(&p, &spec, err);
-	close(spec.out_fd);
-	if (ret)
+	add_words(argv, &argc, common, n_common, extra, n_extra);
+	if ((ret = start_into(&p, argv, out_path, false, err)))
 		return ret;
 	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &proc_stop);
 	proc_close(&p);
@@ -188,6 +205,57 @@ static int ab_side_spawn(const struct ab_side *s, const char *sub, const char *c
 				  s->role, s->spec, sub, timeout_s);
 	if (ret)
 		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
+	return 0;
+}
+
+bool ab_side_guest(struct ab_side *s)
+{
+	s->vm = s->bin + 1 < s->argc && !strcmp(s->argv[s->bin + 1], "vm");
+	s->vm_end = s->argc;
+	for (int i = s->bin + 2; s->vm && i < s->argc; i++)
+		if (!strcmp(s->argv[i], "--")) {
+			s->vm_end = i;
+			break;
+		}
+	return s->vm;
+}
+
+int ab_side_guest_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
+		      int n_extra, const char *json, const char *log, double timeout_s, int *code,
+		      struct mg_err *err)
+{
+	const char *argv[2 * AB_MAX_ARGS + 64];
+	struct proc p = {0};
+	char line[256], how[96];
+	int argc = 0, ret;
+
+	if (s->argc + o->n_common + n_extra + 8 > (int)ARRAY_SIZE(argv))
+		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
+	/* Wrappers, the memgate, vm and its options, its reports, then the guest's command. */
+	for (int i = 0; i < s->vm_end; i++)
+		argv[argc++] = s->argv[i];
+	argv[argc++] = "--json";
+	argv[argc++] = json;
+	argv[argc++] = "--";
+	argv[argc++] = "run";
+	for (int i = s->vm_end + 1; i < s->argc; i++)
+		argv[argc++] = s->argv[i];
+	add_words(argv, &argc, o->common, o->n_common, extra, n_extra);
+	if ((ret = start_into(&p, argv, log, true, err)))
+		return ret;
+	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &proc_stop);
+	proc_close(&p);
+	ab_side_last_line(log, line, sizeof(line));
+	if (ret == -ETIMEDOUT)
+		return mg_err_set(err, ECANCELED,
+				  "%s (%s): its guest did not finish in %.0f s; killed", s->role,
+				  s->spec, timeout_s);
+	if (ret)
+		return mg_err_set(err, -ret, "%s (%s): %s", s->role, s->spec, strerror(-ret));
+	if (!WIFEXITED(p.status))
+		return mg_err_set(err, ECANCELED, "%s (%s): %s: %s", s->role, s->spec,
+				  proc_status_text(p.status, how, sizeof(how)), line);
+	*code = WEXITSTATUS(p.status);
 	return 0;
 }
 
@@ -256,6 +324,9 @@ int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err 
 		    "\"%.120s\")",
 		    s->role, s->spec, AB_PROTOCOL_LINE, line);
 	}
+	/* A guest's options are vm's: they are checked as its first round boots. */
+	if (ab_side_guest(s))
+		return 0;
 	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
 	ret =
 	    ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, quick_timeout(o), &status, err);

@@ -41,6 +41,16 @@ int ab_side_run(const struct ab_side *s, const struct ab_opts *o, const char *co
 		int n_extra, const char *log, double timeout_s, int max_exit, const char *doing,
 		int *code, struct mg_err *err);
 
+/**
+ * ab_side_guest_run() - a guest side's whole run: `MEMGATE vm VM_OPTIONS --json @json --
+ * run [its own run options] @common @extra`, its output into @log, watched until
+ * @timeout_s. Returns 0 with the exit status in @code (the guest's command's, or vm's own
+ * 3 when the guest failed), or -ECANCELED (a hang or a crash, said in @err) or -errno.
+ */
+int ab_side_guest_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
+		      int n_extra, const char *json, const char *log, double timeout_s, int *code,
+		      struct mg_err *err);
+
 /** ab_side_last_line() - the last line of @path that has text, for messages; "" when none. */
 void ab_side_last_line(const char *path, char *buf, size_t len);
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hw/measure.h"
@@ -87,7 +88,7 @@ int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, 
 void guest_console_init(struct guest_console *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->init_s = c->modules_s = c->disks_s = c->idle_s = c->vm_s = -1;
+	c->init_s = c->modules_s = c->disks_s = c->idle_s = c->vm_s = c->kvm_s = -1;
 	c->disks = c->vm_exit = -1;
 }
 
@@ -164,13 +165,26 @@ enum guest_event guest_console_line(struct guest_console *c, const char *line)
 		*counted[i].value = (int)v;
 		return counted[i].ev;
 	}
+	/* "kvm svm uptime=S" */
+	if (!strncmp(text, "kvm ", 4)) {
+		const char *sp = strchr(text + 4, ' ');
+		size_t n = sp ? (size_t)(sp - text - 4) : 0;
+
+		if (!sp || (n != 3) ||
+		    (strncmp(text + 4, "svm", 3) && strncmp(text + 4, "vmx", 3)) ||
+		    !uptime_of(sp + 1, &c->kvm_s))
+			return malformed(c, text);
+		memcpy(c->kvm_ext, text + 4, 3);
+		c->kvm_ext[3] = '\0';
+		return GUEST_KVM;
+	}
 	if (!strcmp(text, "done")) {
 		c->done = true;
 		return GUEST_DONE;
 	}
 	s = !strncmp(text, "error ", 6) ? text + 6 : NULL;
 	if (s && !c->error[0])
-		snprintf(c->error, sizeof(c->error), "the guest: %.200s", s);
+		snprintf(c->error, sizeof(c->error), "the guest: %.480s", s);
 	return s ? GUEST_ERROR : malformed(c, text);
 }
 
@@ -301,14 +315,14 @@ static int on_tick(void *arg)
 }
 
 /* -m, -smp, and a memory backend and node for each of @g's nodes, appended to @argv at *@n. */
-static int numa_args(const struct guest_numa *g, char **argv, size_t *n)
+static int numa_args(const struct guest_numa *g, const char *cpu, char **argv, size_t *n)
 {
 	unsigned int per_node = g->cpus / g->nodes, mib = g->mem_mib / g->nodes;
 	int ok = 1;
 
 #define NARG(...) (ok = ok && asprintf(&argv[(*n)++], __VA_ARGS__) >= 0)
 	NARG("-cpu");
-	NARG("max");
+	NARG("%s", cpu ? cpu : "max");
 	NARG("-m");
 	NARG("%u", mib * g->nodes);
 	NARG("-smp");
@@ -392,10 +406,24 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	ARG("%s", s->qemu);
 	ARG("-accel");
 	ARG("%s", s->kvm ? "kvm" : "tcg");
+	if (!s->kvm && s->icount) {
+		char day[16];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		ARG("-icount");
+		ARG("shift=%d,sleep=off", GUEST_ICOUNT_SHIFT);
+		/* The guest's clock from today's midnight (UTC) on, at the guest's own pace: the
+		 * host's time of the launch would differ every boot, and the guest's work with
+		 * it (the dates it formats, where its timer interrupts fall in the cases). */
+		strftime(day, sizeof(day), "%Y-%m-%d", gmtime_r(&now, &tm));
+		ARG("-rtc");
+		ARG("base=%s,clock=vm", day);
+	}
 	ARG("-machine");
 	ARG("%s", s->numa ? "q35" : "pc");
 	if (s->numa)
-		ok = ok && numa_args(s->numa, argv, &n) == 0;
+		ok = ok && numa_args(s->numa, s->cpu, argv, &n) == 0;
 	else {
 		ARG("-m");
 		ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);

@@ -39,11 +39,12 @@ int guest_kit_find(struct guest_kit *k, const char *kernel, const char *initrd, 
 
 /* What the guest's init said (guest/init), uptimes in seconds, negative until said. */
 struct guest_console {
-	double init_s, modules_s, disks_s, idle_s, vm_s;
-	int disks;   /* the disks it saw; -1 until said */
-	int vm_exit; /* memgate vm: the command's exit status; -1 until said */
+	double init_s, modules_s, disks_s, idle_s, vm_s, kvm_s;
+	int disks;	 /* the disks it saw; -1 until said */
+	int vm_exit;	 /* memgate vm: the command's exit status; -1 until said */
+	char kvm_ext[8]; /* memgate.kvm=1: "svm" or "vmx" once KVM is up in the guest */
 	bool done;
-	char error[256]; /* its first "error" line, or a line memgate could not read */
+	char error[512]; /* its first "error" line, or a line memgate could not read */
 };
 
 enum guest_event {
@@ -52,7 +53,8 @@ enum guest_event {
 	GUEST_MODULES,
 	GUEST_DISKS,
 	GUEST_IDLE,
-	GUEST_VM, /* memgate vm's command ended (vm_exit) */
+	GUEST_KVM, /* KVM is up in the guest (kvm_ext) */
+	GUEST_VM,  /* memgate vm's command ended (vm_exit) */
 	GUEST_DONE,
 	GUEST_ERROR, /* the guest said "error", or a "memgate-guest:" line was malformed */
 };
@@ -74,12 +76,20 @@ struct guest_qemu_mem {
 
 /*
  * A multi-socket NUMA guest (memgate vm): q35 with -cpu max (TCG's default model lacks
- * rdtscp, which memgate uses),  vCPUs in  packages,  nodes each with an
- * equal share of the CPUs (in order) and of , one memory-backend-ram a node.
+ * rdtscp, which memgate uses), @cpus vCPUs in @sockets packages, @nodes nodes each with an
+ * equal share of the CPUs (in order) and of @mem_mib, one memory-backend-ram a node.
  */
 struct guest_numa {
 	unsigned int sockets, nodes, cpus, mem_mib;
 };
+
+/*
+ * Under TCG with icount (guest_boot_spec.icount): each instruction advances the guest's clock
+ * by 2^GUEST_ICOUNT_SHIFT ns, and nothing else does while a vCPU runs (sleep=off: an idle
+ * guest's clock jumps to its next timer instead of waiting for the host's). TCG's TSC reads
+ * that clock, so a TSC difference in the guest counts the instructions between the reads.
+ */
+#define GUEST_ICOUNT_SHIFT 0
 
 struct guest_boot_spec {
 	const char *qemu;
@@ -99,6 +109,8 @@ struct guest_boot_spec {
 	double timeout_s;     /* the boot is killed past it */
 	double cut_s; /* stopped this long after launch if not every disk is seen (0: never) */
 	const char *preload; /* LD_PRELOAD for QEMU (a test fixture), or NULL */
+	const char *cpu;     /* the NUMA guest's -cpu model; NULL: max */
+	bool icount;	     /* under TCG: -icount shift=GUEST_ICOUNT_SHIFT,sleep=off */
 };
 
 /*

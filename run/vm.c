@@ -186,6 +186,8 @@ static int vm_initrd(const struct vm_spec *s, const char *path, struct mg_err *e
 	ret = append_file(fd, s->kit->initrd, err);
 	if (!ret)
 		ret = append_file(fd, s->pack, err);
+	if (!ret && s->extra)
+		ret = append_file(fd, s->extra, err);
 	if (close(fd) && !ret)
 		ret = mg_err_set(err, errno, "%s: %s", path, strerror(errno));
 	return ret;
@@ -209,7 +211,10 @@ int vm_run(const struct vm_spec *s, struct vm_result *out, struct mg_err *err)
 				    .kit = &kit,
 				    .kvm = s->kvm,
 				    .numa = &s->shape,
-				    .params = "memgate.vm=1",
+				    .params = s->kvm_in_guest ? "memgate.vm=1 memgate.kvm=1"
+							      : "memgate.vm=1",
+				    .cpu = s->cpu,
+				    .icount = s->icount,
 				    .init_args = s->args,
 				    .serial_files = {json, junit},
 				    .on_line = s->on_line,

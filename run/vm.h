@@ -48,8 +48,12 @@ void vm_shape_name(const struct guest_numa *g, char *buf, size_t len);
 struct vm_spec {
 	const char *qemu;
 	const struct guest_kit *kit;
-	const char *pack; /* guest/pack.sh's archive of this memgate */
-	bool kvm;	  /* -accel kvm, else tcg */
+	const char *pack;  /* guest/pack.sh's archive of this memgate */
+	const char *extra; /* an archive appended after it (run/kernel.h's KVM), or NULL */
+	const char *cpu;   /* -cpu, NULL: max */
+	bool icount;	   /* under TCG: the guest's clock counts instructions (guest.h) */
+	bool kvm_in_guest; /* guest/init loads KVM before the command (memgate.kvm=1) */
+	bool kvm;	   /* -accel kvm, else tcg */
 	struct guest_numa shape;
 	double timeout_s;
 	const char *const *args; /* the command in the guest, NULL-ended */

@@ -20,7 +20,7 @@
 /* Operations timed per kind and round besides the inserts: deletes, moves, flag changes. */
 #define OPS 256
 
-static const unsigned int slot_counts[] = {125, 509, 4096};
+static const unsigned int slot_counts[] = {1, 125, 509, 4096};
 
 /* ---- the operation sequence, on the kernel and on the reference ---------------------------- */
 

@@ -234,8 +234,17 @@ void kvm_busy_run(struct case_ctx *ctx)
 			case_error(ctx, "%s", err.msg);
 		goto out;
 	}
-	/* This thread on the first PU, the vCPU on another allowed one where there is one. */
+	/* This thread on the first PU, the vCPU on another allowed one. With one PU the vCPU
+	 * would share it with the updates, and its rate while they run would be its share of
+	 * one CPU, which the scheduler sets: not what the updates cost it. (A one-vCPU guest
+	 * of memgate vm --kernel: 6.1's busy guest kept 0.418 of its rate, 5.10's 0.470.) */
 	kvm_pin_first(ctx, &bc->g.cpu);
+	if (bc->g.cpu < 0) {
+		case_skip(ctx,
+			  "one PU allowed here: the vCPU would share it with the updates, and "
+			  "its rate would be its share of one CPU, not what the updates cost it");
+		goto out;
+	}
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL) ||
 	    (ret = pthread_create(&bc->g.thread, NULL, vcpu_main, &bc->g))) {

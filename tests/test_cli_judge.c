@@ -418,13 +418,66 @@ static void test_no_false_pass(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 3);
 }
 
+/* Both sides memgate vm, a kernel each (made-up guests: tests/fixtures/guest-memgate): a round
+ * is a boot of each; under icount the counts are exact and judged at 1%; the slot counts only
+ * one kernel allows are reported; memgate's own reference is context. */
+static void test_ab_guests(void **state)
+{
+	char cmd[1024], *json;
+
+	(void)state;
+	expect(1,
+	       "REGRESSION: kvm.insert.median of kvm.perf.memslots[slots=509]: head 179000 vs base "
+	       "25000 instructions",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' -s kvm");
+	expect(1,
+	       "only base's guest (kernel 6.1.0-tree, KVM_CAP_NR_MEMSLOTS 32764) ran it, not "
+	       "head's guest (kernel 5.10.0-tree, KVM_CAP_NR_MEMSLOTS 509): reported, not judged",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' -s kvm");
+	/* The reverse improves; the same kernel twice is exact. */
+	snprintf(cmd, sizeof(cmd),
+		 "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' "
+		 "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' -s kvm --json %s",
+		 test_tmp("guests.json"));
+	expect(0, "2 cases compared, 6 metrics judged", cmd);
+	json = text_read_file(test_tmp("guests.json"), 1 << 22);
+	assert_non_null(json);
+	/* The one metric that changed: 509 slots' inserts. */
+	assert_non_null(strstr(json, "\"improved\""));
+	assert_null(strstr(strstr(json, "\"improved\"") + 1, "\"improved\""));
+	free(json);
+	expect(0, "every round the same: the mean is exact (instruction counts under icount)",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' -s kvm");
+	/* 2% more instructions: caught, at the 1% of counts. */
+	expect(1, "1.02x as slow or large (lower is better) (95% CI 1.02..1.02), tolerance 1%",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-slower --' -s kvm");
+	expect(1, "reported, not gated: ref.insert.median of kvm.perf.memslots[slots=509]",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-slower --' -s kvm");
+	/* Not under icount on one side: TSC cycles, as on the host. */
+	expect(0,
+	       "ref.insert.median of kvm.perf.memslots[slots=509]: head 25450 vs base 25450 cycles",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-noise --' -s kvm");
+	expect(2, "--head is a guest (memgate vm ...) and --base is not",
+	       "ab --base build/memgate "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' -s kvm");
+	expect(2, "--kernel nosuch: No such file",
+	       "ab --base 'tests/fixtures/guest-memgate vm --kernel nosuch --' "
+	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' -s kvm");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rules_cli),	  cmocka_unit_test(test_ab_sides),
 	    cmocka_unit_test(test_history_cli),	  cmocka_unit_test(test_nothing_compared),
 	    cmocka_unit_test(test_no_false_pass), cmocka_unit_test(test_counter_cli),
-	    cmocka_unit_test(test_calibrate_cli),
+	    cmocka_unit_test(test_calibrate_cli), cmocka_unit_test(test_ab_guests),
 	};
 
 	return cmocka_run_group_tests_name("cli_judge", tests, NULL, NULL);

@@ -327,6 +327,118 @@ static void test_vm(void **state)
 	assert_int_equal(system(args), 0);
 }
 
+/* A shell command line; its exit status. */
+static int run_shell(void *arg)
+{
+	int st = system((const char *)arg);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 126;
+}
+
+/* The cloud kernel package ci/install-deps.sh keeps for the kit into @out; false if none. */
+static bool kit_kernel_package(char *out, size_t len)
+{
+	const char *cache = getenv("KERNEL_CACHE") ? getenv("KERNEL_CACHE") : "/var/cache/memgate";
+	char cmd[1200], *got;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ls %s/linux-image-*-cloud-amd64_*.deb 2>/dev/null | head -n 1 >'%s'", cache,
+		 test_tmp("kernel-deb"));
+	if (system(cmd))
+		return false;
+	got = text_read_file(test_tmp("kernel-deb"), 4096);
+	if (!got || !got[0]) {
+		free(got);
+		return false;
+	}
+	got[strcspn(got, "\n")] = '\0';
+	snprintf(out, len, "%s", got);
+	free(got);
+	return true;
+}
+
+/* @name's exit status, as its subshell wrote it. */
+static int status_of(const char *name)
+{
+	char *s = text_read_file(test_tmp(name), 64);
+	int st = s ? atoi(s) : -1;
+
+	free(s);
+	return st;
+}
+
+static void expect_in_file(const char *name, const char *text)
+{
+	char *out = text_read_file(test_tmp(name), 1 << 24);
+
+	if (!out || !strstr(out, text))
+		fail_msg("%s lacks \"%s\":\n%s", name, text, out ? out : "(nothing)");
+	free(out);
+}
+
+/*
+ * memgate vm --kernel: a kernel of the user's booted with the kit, KVM loaded in it and the
+ * kvm suite run there, nested KVM under TCG with icount (with /dev/kvm hidden where the host
+ * has it); each missing part an ERROR naming it: a CPU without svm or vmx, a kernel with no
+ * KVM; a kernel memgate cannot use refused before any boot. The three guests boot at once.
+ */
+static void test_vm_kernel(void **state)
+{
+	char deb[1024], cmd[6000], why[128];
+	int st;
+
+	(void)state;
+	expect(2, "--modules goes with --kernel", "vm --modules /tmp -- run -s kvm");
+	need_qemu();
+	need_guest_kit("memgate.cpio");
+	if (test_under_asan())
+		skip_because("an AddressSanitizer build is not booted in a guest");
+	expect(2, "--kernel /nonexistent/bzImage: No such file",
+	       "vm --kernel /nonexistent/bzImage -- run -s kvm");
+	expect(2, "not an x86 boot image", "vm --kernel README.md -- run -s kvm");
+	expect(2, "no lib/modules/",
+	       "vm --kernel build/guest/vmlinuz --modules tests -- run -s kvm");
+	if (!kit_kernel_package(deb, sizeof(deb)))
+		skip_because("no linux-image-*-cloud-amd64 package in /var/cache/memgate "
+			     "(ci/install-deps.sh keeps one)");
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "B=%s/memgate T=%s D='%s'; "
+	    "($B vm --kernel \"$D\" --json $T/k.json -- run -s kvm "
+	    "-k 'kvm.perf.memslots?slots=1?' -n 1 --warmup 0 >$T/k.out 2>&1; echo $? >$T/k.st) & "
+	    "($B vm --kernel \"$D\" --guest-cpu Nehalem -- run -s kvm >$T/flag.out 2>&1; "
+	    "echo $? >$T/flag.st) & "
+	    "($B vm --kernel $(dirname $B)/guest/vmlinuz -- run -s kvm >$T/dev.out 2>&1; "
+	    "echo $? >$T/dev.st) & wait",
+	    test_build_dir(), test_tmp_dir(), deb);
+	if (!access("/dev/kvm", R_OK | W_OK)) {
+		st = test_without_dev(run_shell, cmd, why, sizeof(why));
+		if (st < 0)
+			skip_because("/dev/kvm cannot be hidden here (%s): nested KVM under TCG is "
+				     "this test's",
+				     why);
+	} else {
+		st = run_shell(cmd);
+	}
+	assert_int_equal(st, 0);
+	assert_int_equal(status_of("k.st"), 0);
+	expect_in_file("k.out", "PASS  kvm.perf.memslots[slots=1]");
+	expect_in_file("k.json", ".kvm\"");
+	expect_in_file("k.json", "\"suite\": \"guest[kernel=");
+	expect_in_file("k.json",
+		       "\"vm.accel\": \"nested KVM under TCG (icount shift=0, sleep=off)\"");
+	expect_in_file("k.json", "\"vm.clock\": \"icount\"");
+	expect_in_file("k.json",
+		       "instruction-proportional figures under emulation, not wall times");
+	expect_in_file("k.json", "\"tsc_mhz\": \"999.9");
+	assert_int_equal(status_of("flag.st"), 3);
+	expect_in_file("flag.out",
+		       "the guest's CPU has no virtualisation flag (neither svm nor vmx");
+	assert_int_equal(status_of("dev.st"), 3);
+	expect_in_file("dev.out", "/dev/kvm is absent: the kernel has no KVM built in and no "
+				  "modules came with it");
+}
+
 /* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
  * SKIP naming why where it is not. */
 static void test_kvm_suite(void **state)
@@ -400,6 +512,7 @@ int main(void)
 	    cmocka_unit_test(test_second_qemu),
 	    cmocka_unit_test(test_qemu_boot),
 	    cmocka_unit_test(test_vm),
+	    cmocka_unit_test(test_vm_kernel),
 	    cmocka_unit_test(test_kvm_suite),
 	    cmocka_unit_test(test_boot_guest_paths),
 	};

@@ -37,6 +37,10 @@ static void test_console_lines(void **state)
 	assert_int_equal(c.disks, 60);
 	assert_float_equal(c.disks_s, 12.84, 1e-9);
 	assert_int_equal(guest_console_line(&c, "memgate-guest: idle uptime=12.9"), GUEST_IDLE);
+	assert_string_equal(c.kvm_ext, "");
+	assert_int_equal(guest_console_line(&c, "memgate-guest: kvm svm uptime=13.25"), GUEST_KVM);
+	assert_string_equal(c.kvm_ext, "svm");
+	assert_float_equal(c.kvm_s, 13.25, 1e-9);
 	assert_int_equal(guest_console_line(&c, "memgate-guest: done"), GUEST_DONE);
 	assert_true(c.done);
 	assert_string_equal(c.error, "");
@@ -54,6 +58,10 @@ static void test_console_errors(void **state)
 	    "memgate-guest: hello",
 	    "memgate-guest: modules at=1",
 	    "memgate-guest: disks=99999999 uptime=1",
+	    "memgate-guest: kvm uptime=1",
+	    "memgate-guest: kvm smx uptime=1",
+	    "memgate-guest: kvm svmx uptime=1",
+	    "memgate-guest: kvm vmx up=1",
 	};
 	struct guest_console c;
 
@@ -72,6 +80,15 @@ static void test_console_errors(void **state)
 	assert_int_equal(guest_console_line(&c, "memgate-guest: error insmod sd_mod.ko"),
 			 GUEST_ERROR);
 	assert_string_equal(c.error, "the guest: only 54 of 60 disks after 30 s");
+	/* guest/init's KVM errors are long: kept whole. */
+	guest_console_init(&c);
+	assert_int_equal(guest_console_line(
+			     &c, "memgate-guest: error kvm: the guest's CPU has no virtualisation "
+				 "flag (neither svm nor vmx in /proc/cpuinfo): no KVM can run in "
+				 "it"),
+			 GUEST_ERROR);
+	assert_non_null(
+	    strstr(c.error, "(neither svm nor vmx in /proc/cpuinfo): no KVM can run in it"));
 }
 
 static void test_kit_find(void **state)

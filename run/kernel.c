@@ -1,0 +1,548 @@
+/* kernel.c - the kernel memgate vm boots, and its KVM for the guest (see kernel.h). */
+#include "run/kernel.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/cpio.h"
+#include "util/proc.h"
+#include "util/text.h"
+#include "util/util.h"
+
+/* x86 boot protocol: "HdrS" at 0x202, and at 0x20e the offset less 0x200 of the version. */
+#define HDR_MAGIC_AT 0x202
+#define HDR_VERSION_AT 0x20e
+#define SETUP_AT 0x200
+/* A module memgate reads whole: kvm.ko is 1-15 MB (with or without debug information). */
+#define MODULE_MAX (64u << 20)
+/* Modules a kernel's KVM may need: kvm, a vendor's, and what .modinfo says they depend on. */
+#define MAX_MODULES 16
+/* A package unpacks within this: 100 MB of a kernel's modules take seconds. */
+#define UNPACK_TIMEOUT_S 300
+
+int vm_kernel_version(const char *image, char *version, size_t len, char *banner, size_t blen,
+		      struct mg_err *err)
+{
+	unsigned char hdr[0x210];
+	char text[256];
+	int fd = open(image, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	unsigned int at;
+
+	if (fd < 0)
+		return mg_err_set(err, errno, "--kernel %s: %s", image, strerror(errno));
+	n = pread(fd, hdr, sizeof(hdr), 0);
+	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr + HDR_MAGIC_AT, "HdrS", 4)) {
+		close(fd);
+		return mg_err_set(err, ENOEXEC,
+				  "--kernel %s: not an x86 boot image (no \"HdrS\" at 0x202): give "
+				  "a vmlinuz, a tree's arch/x86/boot/bzImage or a linux-image .deb",
+				  image);
+	}
+	at = (unsigned int)(hdr[HDR_VERSION_AT] | hdr[HDR_VERSION_AT + 1] << 8) + SETUP_AT;
+	n = pread(fd, text, sizeof(text) - 1, at);
+	close(fd);
+	if (n <= 0 || at == SETUP_AT)
+		return mg_err_set(err, ENOEXEC, "--kernel %s: its header names no version", image);
+	text[n] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	snprintf(banner, blen, "%s", text);
+	text[strcspn(text, " ")] = '\0';
+	if (!text[0])
+		return mg_err_set(err, ENOEXEC, "--kernel %s: its header names no version", image);
+	snprintf(version, len, "%s", text);
+	return 0;
+}
+
+/* Does @path start as a Debian package (an ar archive whose first member is debian-binary)? */
+static bool is_deb(const char *path)
+{
+	char head[21] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = read(fd, head, 20) == 20 && !memcmp(head, "!<arch>\ndebian-binary", 20);
+	close(fd);
+	return yes;
+}
+
+/* dpkg-deb -x @deb @dir; 0 or -errno with @err saying what dpkg-deb said. */
+static int unpack(const char *opt, const char *deb, const char *dir, struct mg_err *err)
+{
+	const char *argv[] = {"dpkg-deb", "-x", deb, dir, NULL};
+	struct proc_spec spec = {.argv = argv, .in = PROC_NULL, .out = PROC_PIPE, .err = PROC_PIPE};
+	struct proc p;
+	char how[96], *said;
+	int ret = proc_start(&p, &spec, err);
+
+	if (ret)
+		return ret;
+	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, NULL);
+	said = proc_tail_text(&p);
+	proc_close(&p);
+	if (!ret && !(WIFEXITED(p.status) && !WEXITSTATUS(p.status)))
+		ret = mg_err_set(err, EINVAL, "%s %s: dpkg-deb -x %s: %.300s", opt, deb,
+				 proc_status_text(p.status, how, sizeof(how)), said ? said : "");
+	else if (ret)
+		ret = mg_err_set(err, -ret, "%s %s: dpkg-deb -x: %s", opt, deb, strerror(-ret));
+	free(said);
+	return ret;
+}
+
+/* The one entry of @dir (a package's lib/modules or boot) that starts with @prefix. */
+static int only_entry(const char *dir, const char *prefix, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' && !strncmp(e->d_name, prefix, strlen(prefix))) {
+			found++;
+			snprintf(out, len, "%s/%s", dir, e->d_name);
+		}
+	closedir(d);
+	return found == 1 ? 0 : found ? -E2BIG : -ENOENT;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* @k->modules from @given: a lib/modules/VERSION folder, a root holding lib/modules/VERSION,
+ * or a package unpacked into @root. */
+static int modules_dir(struct vm_kernel *k, const char *opt, const char *given, const char *root,
+		       struct mg_err *err)
+{
+	char path[PATH_MAX];
+
+	if (root) {
+		snprintf(path, sizeof(path), "%s/lib/modules/%s", root, k->version);
+		if (is_dir(path)) {
+			snprintf(k->modules, sizeof(k->modules), "%s", path);
+			return 0;
+		}
+		snprintf(path, sizeof(path), "%s/lib/modules", root);
+		if (!only_entry(path, "", path, sizeof(path)))
+			return mg_err_set(err, EINVAL,
+					  "%s %s: its modules are for %s, the kernel is %s: they "
+					  "will not load",
+					  opt, given, strrchr(path, '/') + 1, k->version);
+		return mg_err_set(err, EINVAL,
+				  "%s %s: no lib/modules/%s in it: not the kernel's modules", opt,
+				  given, k->version);
+	}
+	if (!is_dir(given))
+		return mg_err_set(
+		    err, EINVAL,
+		    "%s %s: expected a linux-image .deb, a lib/modules/VERSION folder "
+		    "or a root holding one",
+		    opt, given);
+	snprintf(path, sizeof(path), "%s/modules.order", given);
+	if (!access(path, R_OK) ||
+	    (snprintf(path, sizeof(path), "%s/kernel", given), is_dir(path))) {
+		snprintf(k->modules, sizeof(k->modules), "%s", given);
+		return 0;
+	}
+	return modules_dir(k, opt, given, given, err);
+}
+
+int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
+		   const char *workdir, struct mg_err *err)
+{
+	char root[PATH_MAX], boot[PATH_MAX + 8];
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	if (access(kernel, R_OK))
+		return mg_err_set(err, errno, "--kernel %s: %s", kernel, strerror(errno));
+	if (is_deb(kernel)) {
+		snprintf(root, sizeof(root), "%s/kernel-deb", workdir);
+		if ((ret = unpack("--kernel", kernel, root, err)))
+			return ret;
+		snprintf(boot, sizeof(boot), "%s/boot", root);
+		if (only_entry(boot, "vmlinuz-", k->image, sizeof(k->image)))
+			return mg_err_set(err, EINVAL,
+					  "--kernel %s: no one boot/vmlinuz-* in it: not a "
+					  "linux-image package",
+					  kernel);
+	} else {
+		snprintf(k->image, sizeof(k->image), "%s", kernel);
+	}
+	if ((ret = vm_kernel_version(k->image, k->version, sizeof(k->version), k->banner,
+				     sizeof(k->banner), err)))
+		return ret;
+	if (modules && is_deb(modules)) {
+		snprintf(root, sizeof(root), "%s/modules-deb", workdir);
+		if ((ret = unpack("--modules", modules, root, err)))
+			return ret;
+		return modules_dir(k, "--modules", modules, root, err);
+	}
+	if (modules)
+		return modules_dir(k, "--modules", modules, NULL, err);
+	if (is_deb(kernel))
+		return modules_dir(k, "--kernel", kernel, root, err);
+	return 0;
+}
+
+/* ---- the KVM modules ---------------------------------------------------------------------- */
+
+/* "kvm-amd" and "kvm_amd" are one module to the kernel. */
+static void module_name(const char *file, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; file[i] && i + 1 < len; i++)
+		out[i] = file[i] == '-' ? '_' : file[i];
+	out[i] = '\0';
+	if (strstr(out, ".ko"))
+		*strstr(out, ".ko") = '\0';
+}
+
+/* A module's bytes as a decompressor writes them. */
+struct grown {
+	unsigned char *data;
+	size_t len, cap;
+	bool too_big;
+};
+
+static void on_bytes(void *arg, const char *data, size_t n)
+{
+	struct grown *g = arg;
+
+	if (g->too_big || g->len + n > MODULE_MAX) {
+		g->too_big = true;
+		return;
+	}
+	if (g->len + n > g->cap) {
+		size_t cap = (g->len + n) * 2;
+		unsigned char *more = realloc(g->data, cap);
+
+		if (!more) {
+			g->too_big = true;
+			return;
+		}
+		g->data = more;
+		g->cap = cap;
+	}
+	memcpy(g->data + g->len, data, n);
+	g->len += n;
+}
+
+/* The module at @path whole, decompressed by xz, zstd or gzip as its suffix says (Debian's
+ * 6.12 ships .ko.xz; the guest's busybox insmod loads plain ones). 0 or -errno with @err. */
+static int read_compressed(const char *path, unsigned char **data, size_t *len, struct mg_err *err)
+{
+	const char *ext = strrchr(path, '.');
+	const char *tool = !strcmp(ext, ".xz")	  ? "xz"
+			   : !strcmp(ext, ".zst") ? "zstd"
+			   : !strcmp(ext, ".gz")  ? "gzip"
+						  : NULL;
+	const char *argv[] = {tool, "-dc", path, NULL};
+	struct proc_spec spec = {.argv = argv, .in = PROC_NULL, .out = PROC_PIPE, .err = PROC_PIPE};
+	struct grown g = {0};
+	struct proc p;
+	char how[96];
+	int ret;
+
+	if (!tool)
+		return mg_err_set(err, EMEDIUMTYPE,
+				  "%s: compressed as %s, which memgate cannot read", path, ext);
+	if ((ret = proc_start(&p, &spec, err)))
+		return ret;
+	p.on_out = on_bytes;
+	p.cb_arg = &g;
+	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, NULL);
+	proc_close(&p);
+	if (!ret && (g.too_big || !WIFEXITED(p.status) || WEXITSTATUS(p.status) || !g.len))
+		ret = mg_err_set(err, EMEDIUMTYPE, "%s: %s -dc %s%s", path, tool,
+				 g.too_big ? "gave more than 64 MiB"
+					   : proc_status_text(p.status, how, sizeof(how)),
+				 WIFEXITED(p.status) && WEXITSTATUS(p.status) == 127
+				     ? " (is it installed?)"
+				     : "");
+	else if (ret)
+		ret = mg_err_set(err, -ret, "%s: %s -dc: %s", path, tool, strerror(-ret));
+	if (ret) {
+		free(g.data);
+		return ret;
+	}
+	*data = g.data;
+	*len = g.len;
+	return 0;
+}
+
+/* The module named @name under @dir (recursively) into @out: 0, -ENOENT, or -EMEDIUMTYPE
+ * when only a compressed one is there. */
+static int find_module(const char *dir, const char *name, char *out, size_t len, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX], got[128];
+	int ret = -ENOENT;
+
+	if (!d || depth > 8) {
+		if (d)
+			closedir(d);
+		return -ENOENT;
+	}
+	while (ret && (e = readdir(d))) {
+		const char *ko = strstr(e->d_name, ".ko");
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR) {
+			int r = find_module(path, name, out, len, depth + 1);
+
+			ret = r == -ENOENT ? ret : r;
+			continue;
+		}
+		if (!ko)
+			continue;
+		module_name(e->d_name, got, sizeof(got));
+		if (strcmp(got, name))
+			continue;
+		snprintf(out, len, "%s", path);
+		ret = ko[3] ? -EMEDIUMTYPE : 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* @key's value ("depends", "vermagic") in the .modinfo section of the module @m (@n bytes)
+ * into @out; 0, or -ENOEXEC when @m is no ELF module, -ENOENT when it has no such key. */
+static int modinfo(const unsigned char *m, size_t n, const char *key, char *out, size_t len)
+{
+	const Elf64_Ehdr *eh = (const void *)m;
+	const Elf64_Shdr *sh;
+	const char *names;
+	size_t klen = strlen(key);
+
+	if (n < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(*sh) ||
+	    eh->e_shoff > n || eh->e_shnum > (n - eh->e_shoff) / sizeof(*sh) ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return -ENOEXEC;
+	sh = (const void *)(m + eh->e_shoff);
+	if (sh[eh->e_shstrndx].sh_offset > n)
+		return -ENOEXEC;
+	names = (const char *)m + sh[eh->e_shstrndx].sh_offset;
+	for (unsigned int i = 0; i < eh->e_shnum; i++) {
+		const char *s, *end;
+
+		if (sh[i].sh_name >= n - sh[eh->e_shstrndx].sh_offset ||
+		    strcmp(names + sh[i].sh_name, ".modinfo") || sh[i].sh_offset > n ||
+		    sh[i].sh_size > n - sh[i].sh_offset)
+			continue;
+		s = (const char *)m + sh[i].sh_offset;
+		end = s + sh[i].sh_size;
+		for (; s < end; s += strnlen(s, (size_t)(end - s)) + 1)
+			if ((size_t)(end - s) > klen && !strncmp(s, key, klen) && s[klen] == '=') {
+				snprintf(out, len, "%.*s",
+					 (int)strnlen(s + klen + 1, (size_t)(end - s) - klen - 1),
+					 s + klen + 1);
+				return 0;
+			}
+		return -ENOENT;
+	}
+	return -ENOEXEC;
+}
+
+struct module {
+	char name[64], path[PATH_MAX];
+	unsigned char *data;
+	size_t len;
+};
+
+struct module_set {
+	struct module m[MAX_MODULES];
+	size_t n;
+};
+
+/* Is @name built into the kernel of @dir (its modules.builtin lists NAME.ko)? */
+static bool builtin(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 32], *text, *line, *save = NULL, got[128];
+	bool yes = false;
+
+	snprintf(path, sizeof(path), "%s/modules.builtin", dir);
+	text = text_read_file(path, 1u << 20);
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !yes;
+	     line = strtok_r(NULL, "\n", &save)) {
+		module_name(strrchr(line, '/') ? strrchr(line, '/') + 1 : line, got, sizeof(got));
+		yes = !strcmp(got, name);
+	}
+	free(text);
+	return yes;
+}
+
+/*
+ * @name and what it depends on, into @set in loading order (dependencies first), each read
+ * and checked against @k's version; a module built in is nothing to load. 0 or -errno with
+ * @err; -ENOENT when @name is neither a module nor built in.
+ */
+static int add_module(const struct vm_kernel *k, const char *name, struct module_set *set,
+		      int depth, struct mg_err *err)
+{
+	struct module *m;
+	char path[PATH_MAX], deps[256], magic[256], *save = NULL;
+	int ret;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->m[i].name, name))
+			return 0;
+	if (depth > MAX_MODULES || set->n == MAX_MODULES)
+		return mg_err_set(err, ELOOP, "%s: %s needs more than %d modules", k->modules, name,
+				  MAX_MODULES);
+	ret = find_module(k->modules, name, path, sizeof(path), 0);
+	if (ret == -ENOENT && builtin(k->modules, name))
+		return 0;
+	if (ret == -ENOENT)
+		return mg_err_set(err, ENOENT, "%s: no %s.ko, and modules.builtin does not list it",
+				  k->modules, name);
+	m = &set->m[set->n];
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (ret == -EMEDIUMTYPE) {
+		if ((ret = read_compressed(path, &m->data, &m->len, err)))
+			return ret;
+	} else {
+		m->data = (unsigned char *)text_read_input(path, MODULE_MAX, &m->len, err);
+		if (!m->data)
+			return -EIO;
+	}
+	set->n++;
+	if (modinfo(m->data, m->len, "vermagic", magic, sizeof(magic)))
+		return mg_err_set(err, ENOEXEC, "%s: not a kernel module (no .modinfo vermagic)",
+				  path);
+	magic[strcspn(magic, " ")] = '\0';
+	if (strcmp(magic, k->version))
+		return mg_err_set(err, EINVAL,
+				  "%s is built for kernel %s, the kernel is %s: it will not load",
+				  path, magic, k->version);
+	if (modinfo(m->data, m->len, "depends", deps, sizeof(deps)))
+		deps[0] = '\0';
+	for (char *d = strtok_r(deps, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+		char dep[64];
+
+		module_name(d, dep, sizeof(dep));
+		if ((ret = add_module(k, dep, set, depth + 1, err)))
+			return ret;
+	}
+	/* Its dependencies went in after it: move it behind them. */
+	for (size_t i = 0; i + 1 < set->n; i++)
+		if (!strcmp(set->m[i].name, name)) {
+			struct module tmp = set->m[i];
+
+			memmove(&set->m[i], &set->m[i + 1], (set->n - i - 1) * sizeof(tmp));
+			set->m[set->n - 1] = tmp;
+			break;
+		}
+	return 0;
+}
+
+/* The loading order of @vendor's module, as /kvm/VENDOR.load; @n_mods modules in it. */
+static char *load_list(const struct module_set *set, size_t *len, size_t *n_mods)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < set->n; i++)
+		fprintf(f, "%s.ko\n", set->m[i].name);
+	*n_mods = set->n;
+	if (fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static void set_release(struct module_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		free(set->m[i].data);
+	set->n = 0;
+}
+
+int vm_kernel_kvm_archive(struct vm_kernel *k, const char *out, struct mg_err *err)
+{
+	static const char *const vendors[] = {"amd", "intel"};
+	struct module_set sets[2] = {0};
+	struct cpio c;
+	size_t loaded = 0;
+	int ret = 0, missing = 0;
+
+	for (size_t v = 0; k->modules[0] && v < ARRAY_SIZE(vendors) && !ret; v++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kvm_%s", vendors[v]);
+		ret = add_module(k, name, &sets[v], 0, err);
+		if (ret == -ENOENT) {
+			missing++;
+			ret = 0;
+		}
+	}
+	if (!ret && missing == 2)
+		ret =
+		    mg_err_set(err, ENOENT,
+			       "%s: no KVM in kernel %s's modules (neither kvm_amd nor kvm_intel, "
+			       "as a module or built in)",
+			       k->modules, k->version);
+	if (!ret)
+		ret = cpio_open(&c, out, err);
+	if (!ret) {
+		ret = cpio_data(&c, "modules.load", "", 0, err);
+		ret = ret ? ret : cpio_dir(&c, "kvm", err);
+		for (size_t v = 0; !ret && v < ARRAY_SIZE(vendors); v++) {
+			char path[64];
+			size_t len = 0, n = 0;
+			char *list = load_list(&sets[v], &len, &n);
+
+			for (size_t i = 0; !ret && i < sets[v].n; i++) {
+				snprintf(path, sizeof(path), "kvm/%.56s.ko", sets[v].m[i].name);
+				ret = cpio_data(&c, path, sets[v].m[i].data, sets[v].m[i].len, err);
+			}
+			snprintf(path, sizeof(path), "kvm/%s.load", vendors[v]);
+			if (!ret)
+				ret = list ? cpio_data(&c, path, list, len, err)
+					   : mg_err_set(err, ENOMEM, "out of memory");
+			loaded += n;
+			free(list);
+		}
+		if (ret) {
+			fclose(c.f);
+			unlink(out);
+		} else {
+			ret = cpio_close(&c, err);
+		}
+	}
+	if (!ret && !k->modules[0])
+		snprintf(k->kvm, sizeof(k->kvm), "built in (no modules given)");
+	else if (!ret && !loaded)
+		snprintf(k->kvm, sizeof(k->kvm), "built in (modules.builtin)");
+	else if (!ret)
+		snprintf(k->kvm, sizeof(k->kvm), "modules: %s%s%s", sets[0].n ? "kvm_amd" : "",
+			 sets[0].n && sets[1].n ? ", " : "", sets[1].n ? "kvm_intel" : "");
+	set_release(&sets[0]);
+	set_release(&sets[1]);
+	return ret;
+}
