@@ -1,6 +1,8 @@
-/* fuzz_nest.c - libFuzzer target: a guest's reports as memgate vm nests them into the host's:
- * any bytes as the guest's JSON and JUnit (split at a separator line) get nested reports or
- * an error naming the file, never a crash, a hang or a leak. */
+/* fuzz_nest.c - libFuzzer target: what goes into a guest and what comes back. The same bytes
+ * as a kernel image's boot header and as a kernel module's .modinfo (memgate vm --kernel
+ * reads both), and as the guest's JSON and JUnit (split at a separator line), which memgate
+ * vm nests into the host's reports: a result or an error naming the file, never a crash, a
+ * hang or a leak. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "reports/nest.h"
+#include "run/kernel.h"
 
 #define SEP "\n@@\n"
 
@@ -39,11 +42,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	const char *sep = memmem(text, size, SEP, strlen(SEP));
 	size_t json_len = sep ? (size_t)(sep - text) : size;
-	char json[256], junit[256];
+	char json[256], junit[256], value[256], banner[256];
 	struct mg_err err;
 
+	vm_kernel_modinfo(data, size, "depends", value, sizeof(value));
+	vm_kernel_modinfo(data, size, "vermagic", value, sizeof(value));
 	if (temp_file(text, json_len, json, sizeof(json)))
 		return 0;
+	vm_kernel_version(json, value, sizeof(value), banner, sizeof(banner), &err);
 	report_nest_json(json, "/dev/null", "guest[sockets=2,nodes=2]", props, 2, &err);
 	unlink(json);
 	if (sep &&

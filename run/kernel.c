@@ -326,33 +326,45 @@ static int find_module(const char *dir, const char *name, char *out, size_t len,
 	return ret;
 }
 
-/* @key's value ("depends", "vermagic") in the .modinfo section of the module @m (@n bytes)
- * into @out; 0, or -ENOEXEC when @m is no ELF module, -ENOENT when it has no such key. */
-static int modinfo(const unsigned char *m, size_t n, const char *key, char *out, size_t len)
+/* Section header @i of the ELF file @m (@n bytes) whose headers start at @off; copied, as a
+ * module's bytes need not be aligned for it. */
+static Elf64_Shdr section(const unsigned char *m, uint64_t off, unsigned int i)
 {
-	const Elf64_Ehdr *eh = (const void *)m;
-	const Elf64_Shdr *sh;
-	const char *names;
+	Elf64_Shdr sh;
+
+	memcpy(&sh, m + off + (uint64_t)i * sizeof(sh), sizeof(sh));
+	return sh;
+}
+
+int vm_kernel_modinfo(const unsigned char *m, size_t n, const char *key, char *out, size_t len)
+{
+	static const char wanted[] = ".modinfo";
+	Elf64_Ehdr eh;
+	Elf64_Shdr names;
 	size_t klen = strlen(key);
 
-	if (n < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(*sh) ||
-	    eh->e_shoff > n || eh->e_shnum > (n - eh->e_shoff) / sizeof(*sh) ||
-	    eh->e_shstrndx >= eh->e_shnum)
+	if (n < sizeof(eh))
 		return -ENOEXEC;
-	sh = (const void *)(m + eh->e_shoff);
-	if (sh[eh->e_shstrndx].sh_offset > n)
+	memcpy(&eh, m, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff > n ||
+	    eh.e_shnum > (n - eh.e_shoff) / sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum)
 		return -ENOEXEC;
-	names = (const char *)m + sh[eh->e_shstrndx].sh_offset;
-	for (unsigned int i = 0; i < eh->e_shnum; i++) {
+	names = section(m, eh.e_shoff, eh.e_shstrndx);
+	if (names.sh_offset > n)
+		return -ENOEXEC;
+	for (unsigned int i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh = section(m, eh.e_shoff, i);
 		const char *s, *end;
 
-		if (sh[i].sh_name >= n - sh[eh->e_shstrndx].sh_offset ||
-		    strcmp(names + sh[i].sh_name, ".modinfo") || sh[i].sh_offset > n ||
-		    sh[i].sh_size > n - sh[i].sh_offset)
+		/* Its name, whole inside the file, is ".modinfo"; its bytes inside the file. */
+		if (sh.sh_name > n - names.sh_offset ||
+		    n - names.sh_offset - sh.sh_name < sizeof(wanted) ||
+		    memcmp(m + names.sh_offset + sh.sh_name, wanted, sizeof(wanted)) ||
+		    sh.sh_offset > n || sh.sh_size > n - sh.sh_offset)
 			continue;
-		s = (const char *)m + sh[i].sh_offset;
-		end = s + sh[i].sh_size;
+		s = (const char *)m + sh.sh_offset;
+		end = s + sh.sh_size;
 		for (; s < end; s += strnlen(s, (size_t)(end - s)) + 1)
 			if ((size_t)(end - s) > klen && !strncmp(s, key, klen) && s[klen] == '=') {
 				snprintf(out, len, "%.*s",
@@ -429,7 +441,7 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 			return -EIO;
 	}
 	set->n++;
-	if (modinfo(m->data, m->len, "vermagic", magic, sizeof(magic)))
+	if (vm_kernel_modinfo(m->data, m->len, "vermagic", magic, sizeof(magic)))
 		return mg_err_set(err, ENOEXEC, "%s: not a kernel module (no .modinfo vermagic)",
 				  path);
 	magic[strcspn(magic, " ")] = '\0';
@@ -437,7 +449,7 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 		return mg_err_set(err, EINVAL,
 				  "%s is built for kernel %s, the kernel is %s: it will not load",
 				  path, magic, k->version);
-	if (modinfo(m->data, m->len, "depends", deps, sizeof(deps)))
+	if (vm_kernel_modinfo(m->data, m->len, "depends", deps, sizeof(deps)))
 		deps[0] = '\0';
 	for (char *d = strtok_r(deps, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
 		char dep[64];

@@ -31,6 +31,13 @@ int vm_kernel_version(const char *image, char *version, size_t len, char *banner
 		      struct mg_err *err);
 
 /**
+ * vm_kernel_modinfo() - @key's value ("depends", "vermagic") in the .modinfo section of the
+ * kernel module @m of @n bytes, into @out. Returns 0, -ENOEXEC when @m is no ELF64 module
+ * (every offset checked against @n), -ENOENT when it has no such key.
+ */
+int vm_kernel_modinfo(const unsigned char *m, size_t n, const char *key, char *out, size_t len);
+
+/**
  * vm_kernel_open() - @kernel (a .deb or an image) and @modules (NULL, a .deb, or a folder)
  * into @k; packages are unpacked under @workdir with dpkg-deb. Returns 0, or -errno with @err
  * saying which file and what was expected.
