@@ -423,19 +423,22 @@ static void test_no_false_pass(void **state)
  * one kernel allows are reported; memgate's own reference is context. */
 static void test_ab_guests(void **state)
 {
-	char cmd[1024], *json;
+	char cmd[1024], *json, *out;
+	int st;
 
 	(void)state;
-	expect(1,
-	       "REGRESSION: kvm.insert.median of kvm.perf.memslots[slots=509]: head 179000 vs base "
-	       "25000 instructions",
-	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
-	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' -s kvm");
-	expect(1,
-	       "only base's guest (kernel 6.1.0-tree, KVM_CAP_NR_MEMSLOTS 32764) ran it, not "
-	       "head's guest (kernel 5.10.0-tree, KVM_CAP_NR_MEMSLOTS 509): reported, not judged",
-	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
-	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' -s kvm");
+	st = memgate(&out, "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+			   "--head 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' -s kvm");
+	check_output(
+	    "ab of 6.1 and 5.10 guests", "", st, 1,
+	    "REGRESSION: kvm.insert.median of kvm.perf.memslots[slots=509]: head 179000 vs "
+	    "base 25000 instructions",
+	    strdup(out));
+	check_output(
+	    "ab of 6.1 and 5.10 guests", "", st, 1,
+	    "only base's guest (kernel 6.1.0-tree, KVM_CAP_NR_MEMSLOTS 32764) ran it, not "
+	    "head's guest (kernel 5.10.0-tree, KVM_CAP_NR_MEMSLOTS 509): reported, not judged",
+	    out);
 	/* The reverse improves; the same kernel twice is exact. */
 	snprintf(cmd, sizeof(cmd),
 		 "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-5.10 --' "
@@ -452,12 +455,14 @@ static void test_ab_guests(void **state)
 	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
 	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' -s kvm");
 	/* 2% more instructions: caught, at the 1% of counts. */
-	expect(1, "1.02x as slow or large (lower is better) (95% CI 1.02..1.02), tolerance 1%",
-	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
-	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-slower --' -s kvm");
-	expect(1, "reported, not gated: ref.insert.median of kvm.perf.memslots[slots=509]",
-	       "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
-	       "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-slower --' -s kvm");
+	st = memgate(&out,
+		     "ab --base 'tests/fixtures/guest-memgate vm --kernel tree-6.1 --' "
+		     "--head 'tests/fixtures/guest-memgate vm --kernel tree-6.1-slower --' -s kvm");
+	check_output("ab of a 6.1 guest and a slower one", "", st, 1,
+		     "1.02x as slow or large (lower is better) (95% CI 1.02..1.02), tolerance 1%",
+		     strdup(out));
+	check_output("ab of a 6.1 guest and a slower one", "", st, 1,
+		     "reported, not gated: ref.insert.median of kvm.perf.memslots[slots=509]", out);
 	/* Not under icount on one side: TSC cycles, as on the host. */
 	expect(0,
 	       "ref.insert.median of kvm.perf.memslots[slots=509]: head 25450 vs base 25450 cycles",
