@@ -263,6 +263,7 @@ int cli_cmd_vm(int argc, char **argv)
 	ret = vm_run(&s, r, &err);
 	proc_stops_resume();
 	snprintf(exit_text, sizeof(exit_text), "%d", r->exit);
+	/* Every guest's four, then what a kernel of the user's adds. */
 	const struct nest_prop all_props[] = {
 	    {"vm.shape", shape},
 	    {"vm.accel", accel},
@@ -275,8 +276,9 @@ int cli_cmd_vm(int argc, char **argv)
 	    {"vm.kernel_image", c.vm_kernel ? c.vm_kernel : ""},
 	    {"vm.kvm", k->kvm},
 	};
+	const size_t every_guest = 4;
 	const struct nest_prop *props = all_props;
-	size_t n_props = c.vm_kernel ? ARRAY_SIZE(all_props) : 4;
+	size_t n_props = c.vm_kernel ? ARRAY_SIZE(all_props) : every_guest;
 
 	/* Every console line was shown as it came: the error says what ended it. */
 	if (ret)

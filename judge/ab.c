@@ -452,6 +452,27 @@ static void extra_add(struct ab_outcome *out, const char *suite, const char *gro
 		case_result_set_outcome(r, outcome, msg);
 }
 
+/* A result file's outcome word as the result model's. */
+static enum case_outcome outcome_of(const char *word)
+{
+	return !strcmp(word, "PASS")   ? OUTCOME_PASS
+	       : !strcmp(word, "SKIP") ? OUTCOME_SKIP
+	       : !strcmp(word, "FAIL") ? OUTCOME_FAIL
+				       : OUTCOME_ERROR;
+}
+
+/* The run's alpha, split evenly over its gated metrics and the looks at each: Bonferroni,
+ * valid whatever the metrics' dependence and however many rounds a look adds. */
+static void split_alpha(struct ab_case *cases, size_t n, struct ab_opts *o)
+{
+	for (size_t i = 0; i < n; i++)
+		o->gated_metrics += cases[i].n_gated;
+	for (size_t i = 0; i < n; i++)
+		cases[i].alpha = o->rules->alpha /
+				 (double)(o->gated_metrics ? o->gated_metrics : 1) /
+				 (o->confirm_rounds ? 2 : 1);
+}
+
 /* Head's checks, run once, as results of their own suites. */
 static int head_checks(struct ab_side *head, const struct ab_opts *o, const struct ab_side_list *lh,
 		       struct hist_run *checks, struct mg_err *err)
@@ -715,11 +736,11 @@ static int guest_round(struct ab_side *s, const struct ab_opts *o, unsigned int 
 	return 0;
 }
 
-/* @c from the guest cases @bc and @hc of the first round; @exact: icount's counts. */
-static int guest_case_make(const struct hist_case *bc, const struct hist_case *hc, const char *key,
-			   bool exact, const struct ab_opts *o, struct ab_case *c)
+/* @c from head's guest case @hc of the first round (base's passed too); @exact: icount's
+ * counts. */
+static int guest_case_make(const struct hist_case *hc, const char *key, bool exact,
+			   const struct ab_opts *o, struct ab_case *c)
 {
-	(void)bc;
 	memset(c, 0, sizeof(*c));
 	snprintf(c->key, sizeof(c->key), "%s", key);
 	c->base_name = c->head_name = c->key;
@@ -797,11 +818,7 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 
 		guest_key(hc, key, sizeof(key));
 		if (strcmp(hc->kind, "perf")) {
-			extra_add(out, hc->suite, hc->group, hc->name,
-				  !strcmp(hc->outcome, "PASS")	 ? OUTCOME_PASS
-				  : !strcmp(hc->outcome, "SKIP") ? OUTCOME_SKIP
-				  : !strcmp(hc->outcome, "FAIL") ? OUTCOME_FAIL
-								 : OUTCOME_ERROR,
+			extra_add(out, hc->suite, hc->group, hc->name, outcome_of(hc->outcome),
 				  hc->message, hc->time_s);
 			continue;
 		}
@@ -824,7 +841,7 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 				  0);
 			continue;
 		}
-		if (keep_gated(c, guest_case_make(bc, hc, key, exact, o, c), key, n, out))
+		if (keep_gated(c, guest_case_make(hc, key, exact, o, c), key, n, out))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < b->n_cases; i++) {
@@ -855,7 +872,8 @@ static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_o
 	size_t n_cases = 0;
 	bool exact = false;
 	unsigned int rounds = o->rounds ? o->rounds : 2;
-	static char context[1600];
+	char context[1600]; /* the verdicts' context while they are judged, here */
+	const char *given = o->context;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -883,12 +901,8 @@ static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_o
 			fprintf(stderr, "memgate: ab: %s\n", context);
 			if (guest_cases(&runs[0], &runs[1], exact, o, &cases, &n_cases, out))
 				ret = mg_err_set(err, ENOMEM, "out of memory");
-			for (size_t i = 0; i < n_cases; i++)
-				o->gated_metrics += cases[i].n_gated;
-			for (size_t i = 0; i < n_cases; i++)
-				cases[i].alpha = o->rules->alpha /
-						 (double)(o->gated_metrics ? o->gated_metrics : 1);
 			o->confirm_rounds = 0; /* one look: judged_how() says so */
+			split_alpha(cases, n_cases, o);
 		}
 		for (size_t i = 0; !ret && i < n_cases; i++) {
 			struct ab_case *c = &cases[i];
@@ -918,6 +932,7 @@ static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_o
 			cases[i].metrics[m].first_stage = cases[i].metrics[m].n;
 	if ((!ret || ret == -EINTR) && conclude_all(cases, n_cases, o, out))
 		ret = mg_err_set(err, ENOMEM, "out of memory judging");
+	o->context = given;
 	/* A guest that failed as a program: ab's failure, said; one that refused its options:
 	 * bad usage (ab maps -EINVAL so). */
 	if (ret == -ECANCELED)
@@ -958,12 +973,8 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 	for (size_t i = 0; !ret && i < checks.n_cases; i++) {
 		const struct hist_case *c = &checks.cases[i];
 
-		extra_add(out, c->suite, c->group, c->name,
-			  !strcmp(c->outcome, "PASS")	? OUTCOME_PASS
-			  : !strcmp(c->outcome, "SKIP") ? OUTCOME_SKIP
-			  : !strcmp(c->outcome, "FAIL") ? OUTCOME_FAIL
-							: OUTCOME_ERROR,
-			  c->message, c->time_s);
+		extra_add(out, c->suite, c->group, c->name, outcome_of(c->outcome), c->message,
+			  c->time_s);
 	}
 	out->perf_listed[0] = ab_side_count(&lb, "perf");
 	out->perf_listed[1] = ab_side_count(&lh, "perf");
@@ -973,14 +984,7 @@ int ab_run(struct ab_side *base, struct ab_side *head, const struct ab_opts *opt
 		if (shared_cases(&lb, &lh, o, &cases, &n_cases, out))
 			ret = mg_err_set(err, ENOMEM, "out of memory");
 	}
-	/* The run's alpha, split evenly over its gated metrics and the looks at each: Bonferroni,
-	 * valid whatever the metrics' dependence and however many rounds a look adds. */
-	for (size_t i = 0; i < n_cases; i++)
-		o->gated_metrics += cases[i].n_gated;
-	for (size_t i = 0; i < n_cases; i++)
-		cases[i].alpha = o->rules->alpha /
-				 (double)(o->gated_metrics ? o->gated_metrics : 1) /
-				 (o->confirm_rounds ? 2 : 1);
+	split_alpha(cases, n_cases, o);
 	if (n_cases)
 		fprintf(
 		    stderr,

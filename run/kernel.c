@@ -167,12 +167,14 @@ int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 		   const char *workdir, struct mg_err *err)
 {
 	char root[PATH_MAX], boot[PATH_MAX + 8];
+	bool package;
 	int ret;
 
 	memset(k, 0, sizeof(*k));
 	if (access(kernel, R_OK))
 		return mg_err_set(err, errno, "--kernel %s: %s", kernel, strerror(errno));
-	if (is_deb(kernel)) {
+	package = is_deb(kernel);
+	if (package) {
 		snprintf(root, sizeof(root), "%s/kernel-deb", workdir);
 		if ((ret = unpack("--kernel", kernel, root, err)))
 			return ret;
@@ -196,7 +198,7 @@ int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 	}
 	if (modules)
 		return modules_dir(k, "--modules", modules, NULL, err);
-	if (is_deb(kernel))
+	if (package)
 		return modules_dir(k, "--kernel", kernel, root, err);
 	return 0;
 }
@@ -377,16 +379,26 @@ int vm_kernel_modinfo(const unsigned char *m, size_t n, const char *key, char *o
 	return -ENOEXEC;
 }
 
+/* A module read for the guest, and the names of what it depends on (its .modinfo). */
 struct module {
-	char name[64], path[PATH_MAX];
+	char name[64], path[PATH_MAX], deps[256];
 	unsigned char *data;
 	size_t len;
 };
 
+/* Every module the guest gets, each once, a module after what it depends on. */
 struct module_set {
 	struct module m[MAX_MODULES];
 	size_t n;
 };
+
+static int set_index(const struct module_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->m[i].name, name))
+			return (int)i;
+	return -1;
+}
 
 /* Is @name built into the kernel of @dir (its modules.builtin lists NAME.ko)? */
 static bool builtin(const char *dir, const char *name)
@@ -407,8 +419,9 @@ static bool builtin(const char *dir, const char *name)
 
 /*
  * @name and what it depends on, into @set in loading order (dependencies first), each read
- * and checked against @k's version; a module built in is nothing to load. 0 or -errno with
- * @err; -ENOENT when @name is neither a module nor built in.
+ * once and checked against @k's version; a module built in is nothing to load. 0 or -errno
+ * with @err; -ENOENT when @name itself (@depth 0) is neither a module nor built in, which for
+ * a vendor's module means the kernel has none for that vendor.
  */
 static int add_module(const struct vm_kernel *k, const char *name, struct module_set *set,
 		      int depth, struct mg_err *err)
@@ -417,9 +430,8 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 	char path[PATH_MAX], deps[256], magic[256], *save = NULL;
 	int ret;
 
-	for (size_t i = 0; i < set->n; i++)
-		if (!strcmp(set->m[i].name, name))
-			return 0;
+	if (set_index(set, name) >= 0)
+		return 0;
 	if (depth > MAX_MODULES || set->n == MAX_MODULES)
 		return mg_err_set(err, ELOOP, "%s: %s needs more than %d modules", k->modules, name,
 				  MAX_MODULES);
@@ -427,8 +439,9 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 	if (ret == -ENOENT && builtin(k->modules, name))
 		return 0;
 	if (ret == -ENOENT)
-		return mg_err_set(err, ENOENT, "%s: no %s.ko, and modules.builtin does not list it",
-				  k->modules, name);
+		return mg_err_set(err, depth ? EINVAL : ENOENT,
+				  "%s: no %s.ko, and modules.builtin does not list it", k->modules,
+				  name);
 	m = &set->m[set->n];
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	snprintf(m->name, sizeof(m->name), "%s", name);
@@ -449,8 +462,9 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 		return mg_err_set(err, EINVAL,
 				  "%s is built for kernel %s, the kernel is %s: it will not load",
 				  path, magic, k->version);
-	if (vm_kernel_modinfo(m->data, m->len, "depends", deps, sizeof(deps)))
-		deps[0] = '\0';
+	if (vm_kernel_modinfo(m->data, m->len, "depends", m->deps, sizeof(m->deps)))
+		m->deps[0] = '\0';
+	snprintf(deps, sizeof(deps), "%s", m->deps);
 	for (char *d = strtok_r(deps, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
 		char dep[64];
 
@@ -459,28 +473,49 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 			return ret;
 	}
 	/* Its dependencies went in after it: move it behind them. */
-	for (size_t i = 0; i + 1 < set->n; i++)
-		if (!strcmp(set->m[i].name, name)) {
-			struct module tmp = set->m[i];
+	for (size_t i = (size_t)set_index(set, name); i + 1 < set->n; i++) {
+		struct module tmp = set->m[i];
 
-			memmove(&set->m[i], &set->m[i + 1], (set->n - i - 1) * sizeof(tmp));
-			set->m[set->n - 1] = tmp;
-			break;
-		}
+		set->m[i] = set->m[i + 1];
+		set->m[i + 1] = tmp;
+	}
 	return 0;
 }
 
-/* The loading order of @vendor's module, as /kvm/VENDOR.load; @n_mods modules in it. */
-static char *load_list(const struct module_set *set, size_t *len, size_t *n_mods)
+/*
+ * /kvm/VENDOR.load: the loading order of module @root (nothing when it is built in) and of
+ * what it needs, in @set's order, as a new string of @len bytes.
+ */
+static char *load_list(const struct module_set *set, const char *root, size_t *len)
 {
+	bool needed[MAX_MODULES] = {false};
+	int at = set_index(set, root);
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 
 	if (!f)
 		return NULL;
+	if (at >= 0)
+		needed[at] = true;
+	/* A module comes after what it depends on: from the last back, each marks its own. */
+	for (int i = at; i >= 0; i--) {
+		char deps[256], *save = NULL;
+
+		if (!needed[i])
+			continue;
+		snprintf(deps, sizeof(deps), "%s", set->m[i].deps);
+		for (char *d = strtok_r(deps, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+			char dep[64];
+			int j;
+
+			module_name(d, dep, sizeof(dep));
+			if ((j = set_index(set, dep)) >= 0)
+				needed[j] = true;
+		}
+	}
 	for (size_t i = 0; i < set->n; i++)
-		fprintf(f, "%s.ko\n", set->m[i].name);
-	*n_mods = set->n;
+		if (needed[i])
+			fprintf(f, "%s.ko\n", set->m[i].name);
 	if (fclose(f)) {
 		free(text);
 		return NULL;
@@ -488,26 +523,50 @@ static char *load_list(const struct module_set *set, size_t *len, size_t *n_mods
 	return text;
 }
 
-static void set_release(struct module_set *set)
+/* The archive @c: an empty /modules.load, /kvm with every module of @set once, and each
+ * vendor's loading order. 0 or -errno with @err. */
+static int write_archive(struct cpio *c, const struct module_set *set, const char *const *vendors,
+			 size_t n_vendors, struct mg_err *err)
 {
-	for (size_t i = 0; i < set->n; i++)
-		free(set->m[i].data);
-	set->n = 0;
+	int ret = cpio_data(c, "modules.load", "", 0, err);
+
+	ret = ret ? ret : cpio_dir(c, "kvm", err);
+	for (size_t i = 0; !ret && i < set->n; i++) {
+		char path[96];
+
+		snprintf(path, sizeof(path), "kvm/%.56s.ko", set->m[i].name);
+		ret = cpio_data(c, path, set->m[i].data, set->m[i].len, err);
+	}
+	for (size_t v = 0; !ret && v < n_vendors; v++) {
+		char path[64], root[32];
+		size_t len = 0;
+		char *list;
+
+		snprintf(root, sizeof(root), "kvm_%s", vendors[v]);
+		list = load_list(set, root, &len);
+		snprintf(path, sizeof(path), "kvm/%s.load", vendors[v]);
+		ret = list ? cpio_data(c, path, list, len, err)
+			   : mg_err_set(err, ENOMEM, "out of memory");
+		free(list);
+	}
+	return ret;
 }
 
 int vm_kernel_kvm_archive(struct vm_kernel *k, const char *out, struct mg_err *err)
 {
 	static const char *const vendors[] = {"amd", "intel"};
-	struct module_set sets[2] = {0};
+	struct module_set *set = calloc(1, sizeof(*set));
 	struct cpio c;
-	size_t loaded = 0;
 	int ret = 0, missing = 0;
+	bool amd, intel;
 
+	if (!set)
+		return mg_err_set(err, ENOMEM, "out of memory");
 	for (size_t v = 0; k->modules[0] && v < ARRAY_SIZE(vendors) && !ret; v++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "kvm_%s", vendors[v]);
-		ret = add_module(k, name, &sets[v], 0, err);
+		ret = add_module(k, name, set, 0, err);
 		if (ret == -ENOENT) {
 			missing++;
 			ret = 0;
@@ -519,42 +578,24 @@ int vm_kernel_kvm_archive(struct vm_kernel *k, const char *out, struct mg_err *e
 			       "%s: no KVM in kernel %s's modules (neither kvm_amd nor kvm_intel, "
 			       "as a module or built in)",
 			       k->modules, k->version);
-	if (!ret)
-		ret = cpio_open(&c, out, err);
-	if (!ret) {
-		ret = cpio_data(&c, "modules.load", "", 0, err);
-		ret = ret ? ret : cpio_dir(&c, "kvm", err);
-		for (size_t v = 0; !ret && v < ARRAY_SIZE(vendors); v++) {
-			char path[64];
-			size_t len = 0, n = 0;
-			char *list = load_list(&sets[v], &len, &n);
-
-			for (size_t i = 0; !ret && i < sets[v].n; i++) {
-				snprintf(path, sizeof(path), "kvm/%.56s.ko", sets[v].m[i].name);
-				ret = cpio_data(&c, path, sets[v].m[i].data, sets[v].m[i].len, err);
-			}
-			snprintf(path, sizeof(path), "kvm/%s.load", vendors[v]);
-			if (!ret)
-				ret = list ? cpio_data(&c, path, list, len, err)
-					   : mg_err_set(err, ENOMEM, "out of memory");
-			loaded += n;
-			free(list);
-		}
-		if (ret) {
-			fclose(c.f);
-			unlink(out);
-		} else {
+	if (!ret && !(ret = cpio_open(&c, out, err))) {
+		ret = write_archive(&c, set, vendors, ARRAY_SIZE(vendors), err);
+		if (ret)
+			cpio_discard(&c);
+		else
 			ret = cpio_close(&c, err);
-		}
 	}
+	amd = set_index(set, "kvm_amd") >= 0;
+	intel = set_index(set, "kvm_intel") >= 0;
 	if (!ret && !k->modules[0])
 		snprintf(k->kvm, sizeof(k->kvm), "built in (no modules given)");
-	else if (!ret && !loaded)
+	else if (!ret && !set->n)
 		snprintf(k->kvm, sizeof(k->kvm), "built in (modules.builtin)");
 	else if (!ret)
-		snprintf(k->kvm, sizeof(k->kvm), "modules: %s%s%s", sets[0].n ? "kvm_amd" : "",
-			 sets[0].n && sets[1].n ? ", " : "", sets[1].n ? "kvm_intel" : "");
-	set_release(&sets[0]);
-	set_release(&sets[1]);
+		snprintf(k->kvm, sizeof(k->kvm), "modules: %s%s%s", amd ? "kvm_amd" : "",
+			 amd && intel ? ", " : "", intel ? "kvm_intel" : "");
+	for (size_t i = 0; i < set->n; i++)
+		free(set->m[i].data);
+	free(set);
 	return ret;
 }

@@ -248,6 +248,11 @@ static void test_modules_refused(void **state)
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "no KVM in kernel " VERSION "'s modules"));
+	/* A vendor's module whose dependency is missing: an error, not a vendor without KVM. */
+	snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/arch/x86/kvm/kvm-amd.ko", root, VERSION);
+	make_module(p, VERSION, "kvm");
+	assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "no kvm.ko, and modules.builtin does not list it"));
 	/* Neither a package nor a folder. */
 	assert_int_equal(vm_kernel_open(&k, img, img, dir, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "expected a linux-image .deb"));

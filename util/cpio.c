@@ -61,3 +61,10 @@ int cpio_close(struct cpio *c, struct mg_err *err)
 		unlink(c->path);
 	return ret;
 }
+
+void cpio_discard(struct cpio *c)
+{
+	fclose(c->f);
+	c->f = NULL;
+	unlink(c->path);
+}

@@ -26,4 +26,7 @@ int cpio_data(struct cpio *c, const char *name, const void *data, size_t len, st
 /** cpio_close() - the trailer, and the file closed. 0 or -errno with @err (the file removed). */
 int cpio_close(struct cpio *c, struct mg_err *err);
 
+/** cpio_discard() - an archive left unfinished: the file closed and removed. */
+void cpio_discard(struct cpio *c);
+
 #endif
