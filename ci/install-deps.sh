@@ -17,8 +17,9 @@ set -eu
 # --counter simulated counts instructions and misses under its callgrind; man-db: the
 # install test reads memgate(1) with man -l; busybox-static, cpio and kmod (depmod): the
 # guest kit the qemu suite boots (guest/mkkit.sh); xz-utils: memgate vm --kernel unpacks a
-# kernel's compressed modules (Debian's 6.12 ships .ko.xz).
-PACKAGES="gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
+# kernel's compressed modules (Debian's 6.12 ships .ko.xz); git, ninja-build and util-linux's flock:
+# ci/qemu-ab.sh and ci/kernel-ab.sh, tested on made-up trees (tests/tree_ab.sh).
+PACKAGES="git ninja-build gcc make pkgconf libhwloc-dev libcpuid-dev libxml2-dev libjansson-dev \
 libcmocka-dev libconfig-dev libxml2-utils libjemalloc2 clang-format clang-tidy cppcheck \
 clang libclang-rt-14-dev qemu-system-x86 valgrind man-db \
 busybox-static cpio kmod xz-utils"

@@ -1,72 +1,79 @@
 #!/bin/sh
 # qemu-ab.sh - gate a QEMU commit against its parent with memgate's qemu suite: a minimal
-# x86_64-softmmu build of each (in one worktree and build folder, so a commit builds
-# incrementally), then `memgate ab` with --qemu per side.
-#
-# usage: ci/qemu-ab.sh [-C QEMU_REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
-#   -C QEMU_REPO  the QEMU git repository (default: the current folder)
-#   -o OUT        where the reports go (default: qemu-ab in the current folder):
-#                 ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
-#   PARENT HEAD   commits (anything git rev-parse takes); the same commit twice is an A/A
-#   AB_OPTIONS    more options of memgate ab, e.g. --quick or -k 'qemu.perf.prealloc*'
-# Environment:
-#   MEMGATE       the memgate binary (default: build/memgate of the checkout this script is in)
-#   MEMGATE_QEMU_AB_WORK  the worktree, the build folder and the binaries, kept between runs:
-#                 one binary per source tree, so the parent of the next commit is usually
-#                 built already, and the build folder builds the next commit incrementally
-#                 (default: QEMU_REPO/../memgate-qemu-ab)
-#   JOBS          parallel build jobs (default: nproc)
-#   KERNEL_CACHE  where ci/install-deps.sh --qemu-build put a newer meson (/var/cache/memgate)
-# Runs as an ordinary user: no root, nothing installed, the hugetlb pools used as the agent's
-# administrator sized them (ci/qemu/hugepages.conf). Exit status: memgate ab's (0 pass, 1 a
-# regression or a failed check, 2 bad input, 3 harness); 4 when a side does not build.
+# x86_64-softmmu build of each (in one clone and build folder, so a commit builds
+# incrementally), then `memgate ab` with --qemu per side. Runs as an ordinary user: no root,
+# nothing installed, the hugetlb pools used as the agent's administrator sized them
+# (ci/qemu/hugepages.conf). The repository is only read; the work folder is memgate's own
+# (ci/tree.sh), one job at a time.
 set -eu
 
+prog=qemu-ab
+work_var=MEMGATE_QEMU_AB_WORK
+
+usage() {
+	cat >&2 <<'USAGE'
+usage: ci/qemu-ab.sh [-C QEMU_REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
+  -C QEMU_REPO  the QEMU git repository (default: the current folder); only read
+  -o OUT        the reports' folder (default: qemu-ab in the current folder):
+                ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
+  PARENT HEAD   commits (anything git rev-parse takes); the same commit twice is an A/A
+  AB_OPTIONS    more options of memgate ab, e.g. --quick or -k 'qemu.perf.prealloc*'
+Environment:
+  MEMGATE       the memgate binary (default: build/memgate of this checkout)
+  MEMGATE_QEMU_AB_WORK  the work folder, kept between runs: a clone sharing the repository's
+                objects, one build folder (a commit builds incrementally) and a binary per
+                source tree (the next commit's parent is usually built already). memgate's
+                own: made when missing; an existing folder it did not make is refused.
+                Default: QEMU_REPO/../memgate-qemu-ab
+  MEMGATE_TREE_WAIT  how long a second job waits for the work folder (default 7200 s)
+  JOBS          parallel build jobs (default: nproc)
+  KERNEL_CACHE  where ci/install-deps.sh --qemu-build put a newer meson (/var/cache/memgate)
+Exit status: memgate ab's (0 pass, 1 a regression or a failed check, 2 bad input, 3 harness);
+4 when a side does not build.
+USAGE
+	exit 2
+}
+
 here=$(cd "$(dirname "$0")" && pwd)
-repo=.
-out=qemu-ab
+. "$here/tree.sh"
+repo_arg=.
+out_arg=qemu-ab
 while getopts C:o:h opt; do
 	case "$opt" in
-	C) repo=$OPTARG ;;
-	o) out=$OPTARG ;;
-	*)
-		sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
-		exit 2
-		;;
+	C) repo_arg=$OPTARG ;;
+	o) out_arg=$OPTARG ;;
+	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
-if [ $# -lt 2 ]; then
-	sed -n '6,11p' "$0" | sed 's/^# \{0,1\}//' >&2
-	exit 2
-fi
+[ $# -ge 2 ] || usage
 parent=$1
 head=$2
 shift 2
 [ "${1:-}" != "--" ] || shift
+tree_what="$parent..$head"
 
 memgate=${MEMGATE:-$here/../build/memgate}
 cache=${KERNEL_CACHE:-/var/cache/memgate}
 jobs=${JOBS:-$(nproc)}
 if [ ! -x "$memgate" ]; then
-	echo "qemu-ab: no memgate at $memgate: run make in memgate's checkout, or set MEMGATE" >&2
-	exit 2
+	tree_die "no memgate at $memgate: run make in memgate's checkout, or set MEMGATE"
 fi
 memgate=$(cd "$(dirname "$memgate")" && pwd)/$(basename "$memgate")
 ccache_path=""
 [ ! -x /usr/lib/ccache/cc ] || ccache_path=/usr/lib/ccache:
-repo=$(git -C "$repo" rev-parse --show-toplevel)
-work=${MEMGATE_QEMU_AB_WORK:-$repo/../memgate-qemu-ab}
-mkdir -p "$work" "$out"
-work=$(cd "$work" && pwd)
-out=$(cd "$out" && pwd)
-: >"$out/builds.txt"
+tree_repo "$repo_arg"
+tree_commit PARENT "$parent"
+tree_commit HEAD "$head"
+tree_out "$out_arg"
+tree_work qemu "${MEMGATE_QEMU_AB_WORK:-$repo/../memgate-qemu-ab}"
 
 # The meson a tree asks for (its meson.build's meson_version): Debian's when it is new enough,
 # else the one ci/install-deps.sh --qemu-build unpacked from bookworm-backports.
 version_ge() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
 use_meson() {
-	want=$(sed -n "s/.*meson_version: *'>= *\([0-9.]*\)'.*/\1/p" "$1/meson.build" | head -n 1)
+	want=$(sed -n "s/.*meson_version: *'>= *\([0-9.]*\)'.*/\1/p" "$1/meson.build" 2>/dev/null |
+		head -n 1)
 	have=$(meson --version 2>/dev/null || echo 0)
 	if version_ge "$have" "${want:-0}"; then
 		return 0
@@ -81,7 +88,7 @@ use_meson() {
 			return 0
 		fi
 	done
-	echo "qemu-ab: $1 needs meson $want or later, and Debian's is $have:" \
+	echo "$prog: $1 needs meson $want or later, and Debian's is $have:" \
 		"run ci/install-deps.sh --qemu-build as root once" >&2
 	return 1
 }
@@ -94,8 +101,8 @@ $(pkg-config --exists numa && echo --enable-numa || echo --disable-numa) \
 
 # configure_and_build: a fresh configuration of WORK/src in WORK/build, then the binary.
 configure_and_build() {
-	rm -rf "$dir"
-	mkdir -p "$dir"
+	rm -rf -- "$dir"
+	mkdir -p -- "$dir"
 	# shellcheck disable=SC2086
 	(use_meson "$src" && cd "$dir" && PATH=$ccache_path$PATH &&
 		"$src/configure" $config >configure.log 2>&1 &&
@@ -103,32 +110,24 @@ configure_and_build() {
 		nice ninja -j"$jobs" qemu-system-x86_64 >build.log 2>&1)
 }
 
-# build COMMIT: its qemu-system-x86_64 kept in WORK/qemu-TREE (one a source tree and
+# build NAME REV: its qemu-system-x86_64 kept in WORK/qemu-TREE (one a source tree and
 # configuration: the parent of the next commit is usually there already), its path in $bin.
-# Compiled in one worktree (WORK/src) and one build folder (WORK/build), the same paths every
+# Compiled in one clone (WORK/src) and one build folder (WORK/build), the same paths every
 # time: ninja rebuilds what the commit changed, and ccache, whose hash holds the paths, finds
 # what an earlier commit compiled the same. A build folder of another QEMU version or
 # configuration is made again, and so is one whose incremental build fails.
 build() {
-	commit=$(git -C "$repo" rev-parse --verify "$1^{commit}")
-	tree=$(git -C "$repo" rev-parse "$commit^{tree}")
+	tree_commit "$1" "$2"
 	keep=$work/qemu-$tree
 	bin=$keep/qemu-system-x86_64
-	if [ -x "$bin" ] && [ "$(cat "$keep/config" 2>/dev/null)" = "$config" ]; then
-		echo "$1 $commit: built already in $keep" | tee -a "$out/builds.txt"
+	if tree_kept "$config" config qemu-system-x86_64; then
+		tree_note "$2 $commit: built already in $keep"
 		return 0
 	fi
-	src=$work/src
 	dir=$work/build
-	if [ -e "$src/.git" ]; then
-		# Untracked files another commit left go; ignored ones (meson's downloaded
-		# subprojects) stay.
-		git -C "$src" checkout -q -f --detach "$commit" && git -C "$src" clean -q -f -d
-	else
-		rm -rf "$src"
-		git -C "$repo" worktree prune
-		git -C "$repo" worktree add -q --detach "$src" "$commit"
-	fi
+	# Untracked files another commit left go; ignored ones (meson's downloaded subprojects)
+	# stay.
+	tree_checkout "$commit" ""
 	start=$(date +%s)
 	how=incremental
 	# Minimal: x86_64-softmmu, no documentation, no tools, no optional feature but the
@@ -143,40 +142,36 @@ build() {
 			>build.log 2>&1); then
 		how=configured
 		if ! configure_and_build; then
-			echo "qemu-ab: $1 ($commit) did not build; the end of $dir/configure.log and build.log:" >&2
+			echo "$prog: $2 ($commit) did not build; the end of $dir/configure.log and build.log:" >&2
 			tail -n 20 "$dir/configure.log" "$dir/build.log" >&2 2>/dev/null || true
 			exit 4
 		fi
 	fi
-	rm -rf "$keep"
-	mkdir -p "$keep"
-	cp "$dir/qemu-system-x86_64" "$bin"
+	tree_verify
+	tree_tmp new "$(mktemp -d "$work/.qemu.XXXXXX")"
+	cp "$dir/qemu-system-x86_64" "$new/qemu-system-x86_64"
 	# Firmware from Debian's packages (qemu-system-data, seabios): a tree from a release
 	# tarball may have none of its own, and a QEMU with a qemu-bundle folder beside it looks
 	# for every data folder under it, the --firmwarepath ones included.
 	for fw in /usr/share/qemu /usr/share/seabios; do
 		if [ -d "$fw" ]; then
-			mkdir -p "$keep/qemu-bundle$(dirname "$fw")"
-			ln -s "$fw" "$keep/qemu-bundle$fw"
+			mkdir -p "$new/qemu-bundle$(dirname "$fw")"
+			ln -s "$fw" "$new/qemu-bundle$fw"
 		fi
 	done
-	echo "$config" >"$keep/config"
-	echo "$1 $commit: built in $(($(date +%s) - start)) s ($how, ${ccache_path:+ccache, }$jobs jobs) into $keep" |
-		tee -a "$out/builds.txt"
+	echo "$config" >"$new/config"
+	tree_keep "$new"
+	tree_note "$2 $commit: built in $(($(date +%s) - start)) s ($how, ${ccache_path:+ccache, }$jobs jobs) into $keep"
 }
 
-build "$parent"
+build PARENT "$parent"
 base=$bin
-build "$head"
+build HEAD "$head"
 head_bin=$bin
 "$base" -version | head -n 1
 "$head_bin" -version | head -n 1
 
-start=$(date +%s)
-status=0
-"$memgate" ab --base "$memgate --qemu $base" --head "$memgate --qemu $head_bin" -s qemu \
-	--junit "$out/ab.xml" --json "$out/ab.json" --html "$out/ab.html" \
-	--label "qemu-ab $parent..$head" "$@" >"$out/ab.txt" 2>&1 || status=$?
-cat "$out/ab.txt"
-echo "qemu-ab: memgate ab took $(($(date +%s) - start)) s, exit $status" | tee -a "$out/builds.txt"
+q_memgate=$(tree_quote "$memgate")
+tree_ab "$q_memgate --qemu $(tree_quote "$base")" "$q_memgate --qemu $(tree_quote "$head_bin")" \
+	-s qemu --label "qemu-ab $parent..$head" "$@"
 exit "$status"

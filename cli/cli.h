@@ -51,6 +51,7 @@ struct cli {
 	const char *vm_modules; /* vm --modules: its modules */
 	const char *vm_cpu;	/* vm --guest-cpu */
 	bool vm_no_icount;	/* vm --no-icount */
+	bool vm_dry_run;	/* vm --dry-run: everything checked, nothing booted */
 	bool help;		/* -h, --help: the command's usage was asked for */
 	bool json_out;		/* hw, list: --json */
 	bool warmup_set, timeout_set;

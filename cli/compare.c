@@ -142,6 +142,7 @@ static int ab_setup(struct cli *c, struct ab_job *j)
 	o->warmup = c->warmup_set ? c->cfg.opts.warmup : 1;
 	o->seed = c->cfg.opts.seed;
 	o->timeout_s = c->cfg.opts.timeout_s;
+	o->timeout_given = c->timeout_set;
 	o->rules = &j->ss.rules;
 	o->qemu_only = ab_sides_differ_in_qemu_only(&j->base, &j->head);
 	snprintf(j->context, sizeof(j->context),
@@ -214,13 +215,18 @@ static int ab_job_end(struct ab_job *j, int ret)
 }
 
 /*
- * An A/B that compared no perf case says so and never passes: 2 when the selection holds no
- * perf case on either side (a typo in -k, say), 1 when the sides share none that ran.
+ * An A/B that compared no perf case says so and never passes: 3 when a guest side did not run
+ * the cases (its boot's status, with its console's end), 2 when the selection holds no perf
+ * case on either side (a typo in -k, say), 1 when the sides share none that ran.
  */
 static int ab_nothing_compared(const struct ab_outcome *out, int ret)
 {
 	if (out->cases_compared || out->interrupted)
 		return ret;
+	if (out->boots_failed) {
+		fprintf(stderr, "memgate: ab: nothing measured: %s\n", out->boot_error);
+		return EXIT_HARNESS;
+	}
 	if (!out->perf_listed[0] && !out->perf_listed[1]) {
 		fprintf(stderr,
 			"memgate: ab: no perf case matches the selection (see `memgate list`): "

@@ -472,9 +472,9 @@ static const struct cli_opt *const merge_opts[] = {
 };
 
 static const struct cli_opt *const vm_opts[] = {
-    &opt_KERNEL_VM,    &opt_MODULES_VM,	  &opt_SHAPE, &opt_SHAPE_OF, &opt_GUEST_CPU_VM,
-    &opt_NO_ICOUNT_VM, &opt_TIMEOUT_VM,	  &opt_JSON,  &opt_JUNIT,    &opt_QEMU,
-    &opt_GUEST_KERNEL, &opt_GUEST_INITRD, &opt_HELP,  NULL,
+    &opt_KERNEL_VM,    &opt_MODULES_VM,	  &opt_SHAPE,	     &opt_SHAPE_OF, &opt_GUEST_CPU_VM,
+    &opt_NO_ICOUNT_VM, &opt_TIMEOUT_VM,	  &opt_DRY_RUN_VM,   &opt_JSON,	    &opt_JUNIT,
+    &opt_QEMU,	       &opt_GUEST_KERNEL, &opt_GUEST_INITRD, &opt_HELP,	    NULL,
 };
 
 static const struct cli_opt *const rules_opts[] = {

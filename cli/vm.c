@@ -151,6 +151,17 @@ static int shape_of(const char *spec, const struct hw_info *host, struct guest_n
 	return ret;
 }
 
+/* The end of a vm however it went: its folder (an unpacked kernel, the initramfs, the reports)
+ * removed, the stop signals as they were. Returns @ret. */
+static int vm_end(const char *dir, struct vm_result *r, struct vm_kernel *k, int ret)
+{
+	tmpdir_remove(dir);
+	proc_stops_resume();
+	free(r);
+	free(k);
+	return ret;
+}
+
 int cli_cmd_vm(int argc, char **argv)
 {
 	struct cli c;
@@ -217,18 +228,18 @@ int cli_cmd_vm(int argc, char **argv)
 		free(k);
 		return EXIT_HARNESS;
 	}
+	/* From here a stop signal is noticed, and the folder goes whatever happens. */
+	proc_stops_defer();
 	vm_shape_name(&s.shape, shape, sizeof(shape));
 	snprintf(prefix, sizeof(prefix), "guest[%s]", shape);
 	snprintf(accel, sizeof(accel), "%s", s.kvm ? "kvm" : "tcg");
 	if (c.vm_kernel) {
 		snprintf(kvm_archive, sizeof(kvm_archive), "%s/kvm.cpio", dir);
 		if (vm_kernel_open(k, c.vm_kernel, c.vm_modules, dir, &err) ||
-		    vm_kernel_kvm_archive(k, kvm_archive, &err)) {
-			fprintf(stderr, "memgate vm: %s\n", err.msg);
-			tmpdir_remove(dir);
-			free(r);
-			free(k);
-			return EXIT_USAGE;
+		    vm_kernel_kvm_archive(k, kvm_archive, &err) || proc_stop) {
+			if (!proc_stop)
+				fprintf(stderr, "memgate vm: %s\n", err.msg);
+			return vm_end(dir, r, k, proc_stop ? 128 + proc_stop : EXIT_USAGE);
 		}
 		snprintf(kit.kernel, sizeof(kit.kernel), "%s", k->image);
 		snprintf(prefix, sizeof(prefix), "guest[kernel=%s]", k->version);
@@ -259,9 +270,13 @@ int cli_cmd_vm(int argc, char **argv)
 		     "gated",
 	       qemu.version);
 	fflush(stdout);
-	proc_stops_defer();
+	if (c.vm_dry_run) {
+		printf(
+		    "memgate vm: --dry-run: the options, QEMU, the kit%s checked; nothing booted\n",
+		    c.vm_kernel ? ", the kernel and its KVM" : "");
+		return vm_end(dir, r, k, proc_stop ? 128 + proc_stop : EXIT_PASSED);
+	}
 	ret = vm_run(&s, r, &err);
-	proc_stops_resume();
 	snprintf(exit_text, sizeof(exit_text), "%d", r->exit);
 	/* Every guest's four, then what a kernel of the user's adds. */
 	const struct nest_prop all_props[] = {
@@ -294,8 +309,5 @@ int cli_cmd_vm(int argc, char **argv)
 		       r->boot.wall_ms / 1e3);
 		ret = r->exit;
 	}
-	tmpdir_remove(dir);
-	free(r);
-	free(k);
-	return ret;
+	return vm_end(dir, r, k, ret);
 }

@@ -16,6 +16,7 @@
 #include "judge/history.h"
 #include "util/proc.h"
 #include "util/stats.h"
+#include "util/text.h"
 #include "util/util.h"
 
 /* A side gets this long past its own per-case deadline to report the timeout itself. */
@@ -722,8 +723,8 @@ static int guest_round(struct ab_side *s, const struct ab_opts *o, unsigned int 
 	unlink(path);
 	fprintf(stderr, "memgate: ab: round %u, %s's guest (%s) ...\n", round + 1, s->role,
 		s->spec);
-	ret = ab_side_guest_run(s, o, extra, (int)ARRAY_SIZE(extra), path, log, AB_GUEST_TIMEOUT_S,
-				&code, err);
+	ret = ab_side_guest_run(s, o, extra, (int)ARRAY_SIZE(extra), path, log,
+				ab_side_guest_deadline(s, o, AB_GUEST_TIMEOUT_S), &code, err);
 	if (ret)
 		return ret;
 	if (hist_load(r, path, err)) {
@@ -808,7 +809,7 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 
 	*cases = calloc(h->n_cases + 1, sizeof(**cases));
 	*n = 0;
-	if (!*cases || result_set_init(&out->extra, b->n_cases + h->n_cases + 1))
+	if (!*cases)
 		return -ENOMEM;
 	guest_said(b, "base", bs, sizeof(bs));
 	guest_said(h, "head", hs, sizeof(hs));
@@ -858,6 +859,112 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 	return 0;
 }
 
+/* The last @n lines of @text (all of it when shorter). */
+static const char *last_lines(const char *text, int n)
+{
+	const char *p = text + strlen(text);
+
+	while (p > text && (p[-1] == '\n' || p[-1] == ' '))
+		p--;
+	while (p > text && n > 0)
+		if (*--p == '\n')
+			n--;
+	return p == text ? p : p + 1;
+}
+
+/*
+ * Side @s's guest ran no case in round @round: an ERROR row of ab's saying @msg, with the
+ * guest's console's end @tail, and the first such failure's words in @out->boot_error.
+ */
+static void failed_row(const struct ab_side *s, unsigned int round, const char *msg,
+		       const char *tail, struct ab_outcome *out)
+{
+	static const struct case_def def = {.group = "boot",
+					    .kind = CASE_CHECK,
+					    .doc = "the side's guest boots and runs the cases"};
+	struct case_result *row;
+	char why[900];
+
+	snprintf(why, sizeof(why), "round %u, %s's guest (%s) ran no case: %s", round + 1, s->role,
+		 s->spec, msg);
+	row = result_set_add(&out->extra, NULL, "ab", s->role, &def);
+	if (row) {
+		case_result_set_outcome(row, OUTCOME_ERROR, why);
+		row->stderr_tail = *tail ? strdup(tail) : NULL;
+	}
+	if (!out->boots_failed++)
+		snprintf(out->boot_error, sizeof(out->boot_error), "%s%s%s", why,
+			 *tail ? "; the end of its console:\n" : "", last_lines(tail, 12));
+}
+
+/* Did side @s's guest fail in round @round (vm's one-row report: vm.boot, not PASS)? Then its
+ * row (failed_row()). */
+static bool boot_failed(const struct hist_run *r, const struct ab_side *s, unsigned int round,
+			struct ab_outcome *out)
+{
+	json_t *cases = json_object_get(r->root, "cases"), *c;
+	size_t i;
+
+	json_array_foreach(cases, i, c)
+	{
+		if (strcmp(ab_side_string(json_object_get(c, "group")), "vm") ||
+		    strcmp(ab_side_string(json_object_get(c, "case")), "boot") ||
+		    !strcmp(ab_side_string(json_object_get(c, "outcome")), "PASS"))
+			continue;
+		failed_row(s, round, ab_side_string(json_object_get(c, "message")),
+			   ab_side_string(json_object_get(c, "stderr_tail")), out);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Round @round's boot of side @s's guest into @run; a guest that hung or died (vm killed at
+ * ab's deadline, a crash) is that round's failure, said in @killed, not the A/B's end.
+ * Returns 0 or -errno with @err.
+ */
+static int guest_round_of(struct ab_side *s, const struct ab_opts *o, unsigned int round,
+			  struct hist_run *run, char *killed, size_t len, struct mg_err *err)
+{
+	int ret = guest_round(s, o, round, run, err);
+
+	killed[0] = '\0';
+	if (ret == -ECANCELED && !proc_stop) {
+		char said[300];
+		size_t n = (size_t)snprintf(said, sizeof(said), "%s (%s): ", s->role, s->spec);
+
+		/* The row names the side already. */
+		snprintf(killed, len, "%s", err->msg + (strncmp(err->msg, said, n) ? 0 : n));
+		mg_err_clear(err);
+		ret = 0;
+	}
+	return ret;
+}
+
+/* The rows of round @round's failed guests; whether either failed. */
+static bool round_failed(struct hist_run *runs, struct ab_side *base, struct ab_side *head,
+			 char killed[2][600], unsigned int round, const struct ab_opts *o,
+			 struct ab_outcome *out)
+{
+	struct ab_side *sides[2] = {base, head};
+	bool failed = false;
+
+	for (int i = 0; i < 2; i++) {
+		char log[600], *tail;
+
+		if (!killed[i][0]) {
+			failed = boot_failed(&runs[i], sides[i], round, out) || failed;
+			continue;
+		}
+		snprintf(log, sizeof(log), "%s/%s-guest-%u.log", o->workdir, sides[i]->role, round);
+		tail = text_read_file(log, 1u << 20);
+		failed_row(sides[i], round, killed[i], tail ? last_lines(tail, 40) : "", out);
+		free(tail);
+		failed = true;
+	}
+	return failed;
+}
+
 /*
  * ab of two guests (both sides `MEMGATE vm ...`, a kernel each, say): a round boots each
  * side's guest once and runs every selected case in it, base first in even rounds. Under
@@ -872,7 +979,8 @@ static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_o
 	size_t n_cases = 0;
 	bool exact = false;
 	unsigned int rounds = o->rounds ? o->rounds : 2;
-	char context[1600]; /* the verdicts' context while they are judged, here */
+	char context[1600];  /* the verdicts' context while they are judged, here */
+	char killed[2][600]; /* base's and head's guest, killed this round: why */
 	const char *given = o->context;
 	int ret = 0;
 
@@ -884,9 +992,26 @@ static int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_o
 			       *second = head_first ? base : head;
 
 		memset(runs, 0, sizeof(runs));
-		ret = guest_round(first, o, r, &runs[head_first], err);
+		ret = guest_round_of(first, o, r, &runs[head_first], killed[head_first],
+				     sizeof(killed[0]), err);
 		if (!ret)
-			ret = guest_round(second, o, r, &runs[!head_first], err);
+			ret = guest_round_of(second, o, r, &runs[!head_first], killed[!head_first],
+					     sizeof(killed[0]), err);
+		if (!ret && r == 0 &&
+		    result_set_init(&out->extra,
+				    runs[0].n_cases + runs[1].n_cases + 2 * rounds + 1))
+			ret = mg_err_set(err, ENOMEM, "out of memory");
+		/* A guest that did not run the cases is that round's ERROR; in the first round,
+		 * with nothing to compare against, the end: its boot fails alike in the next. */
+		if (!ret) {
+			bool failed = round_failed(runs, base, head, killed, r, o, out);
+
+			if (failed && r == 0) {
+				hist_release(&runs[0]);
+				hist_release(&runs[1]);
+				break;
+			}
+		}
 		if (!ret && r == 0) {
 			exact = !strcmp(vm_prop(&runs[0], "vm.clock"), "icount") &&
 				!strcmp(vm_prop(&runs[1], "vm.clock"), "icount");

@@ -40,6 +40,7 @@ struct ab_opts {
 	unsigned int samples, warmup; /* per round, in each side's process */
 	uint64_t seed;
 	double timeout_s;    /* per side's process */
+	bool timeout_given;  /* --timeout was given: it bounds a guest side's whole run too */
 	const char *context; /* base and head, kernel and glibc: for every message */
 	const struct rules *rules;
 	const char *workdir;		 /* where the sides' result files go */
@@ -61,6 +62,10 @@ struct ab_outcome {
 	json_t *keep_lists[2]; /* the sides' lists and head's checks: the names above */
 	struct hist_run keep_checks;
 	struct hist_run keep_guests[2]; /* guests: each side's first run, named in the extras */
+	/* guests: rounds whose guest did not boot or run its command (each an ERROR in extra), and
+	 * the first one's words with its console's end, for the exit when nothing was measured */
+	unsigned int boots_failed;
+	char boot_error[1200];
 };
 
 /** ab_side_qemu() - @s's --qemu and --qemu-preload values, "" for the one not given. */

@@ -24,6 +24,11 @@
 
 /* A side's `list` or `ab-protocol` must answer within this, or ab's --timeout when shorter. */
 #define AB_QUICK_TIMEOUT_S 60
+/* A guest side's vm past its own whole-guest deadline: time to stop the guest and report it. */
+#define AB_GUEST_MARGIN_S 10
+/* A guest side's options, kernel and modules checked (vm --dry-run): a package unpacks in
+ * seconds. */
+#define AB_GUEST_CHECK_S 120
 
 static double quick_timeout(const struct ab_opts *o)
 {
@@ -220,27 +225,64 @@ bool ab_side_guest(struct ab_side *s)
 	return s->vm;
 }
 
-int ab_side_guest_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
-		      int n_extra, const char *json, const char *log, double timeout_s, int *code,
-		      struct mg_err *err)
+/* Does the guest side @s give vm a --timeout of its own? */
+static bool own_timeout(const struct ab_side *s)
 {
-	const char *argv[2 * AB_MAX_ARGS + 64];
-	struct proc p = {0};
-	char line[256], how[96];
-	int argc = 0, ret;
+	for (int i = s->bin + 2; i < s->vm_end; i++)
+		if (!strcmp(s->argv[i], "--timeout") || !strncmp(s->argv[i], "--timeout=", 10))
+			return true;
+	return false;
+}
 
-	if (s->argc + o->n_common + n_extra + 8 > (int)ARRAY_SIZE(argv))
-		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
-	/* Wrappers, the memgate, vm and its options, its reports, then the guest's command. */
+/*
+ * A guest side's command into @argv (of @max, NULL-ended): wrappers, the memgate, vm and its
+ * options, ab's --timeout for the whole guest unless the side gives one, @vm_extra (vm's own:
+ * its reports, --dry-run), then the guest's command: run, the side's run options, the
+ * options both sides share and @extra. Returns 0 or -E2BIG.
+ */
+static int guest_argv(const struct ab_side *s, const struct ab_opts *o, const char *const *vm_extra,
+		      int n_vm_extra, const char *const *extra, int n_extra, const char **argv,
+		      int max, char *timeout, size_t tlen)
+{
+	int argc = 0;
+
+	if (s->argc + o->n_common + n_extra + n_vm_extra + 8 > max)
+		return -E2BIG;
 	for (int i = 0; i < s->vm_end; i++)
 		argv[argc++] = s->argv[i];
-	argv[argc++] = "--json";
-	argv[argc++] = json;
+	if (o->timeout_given && !own_timeout(s)) {
+		snprintf(timeout, tlen, "%.0f", o->timeout_s);
+		argv[argc++] = "--timeout";
+		argv[argc++] = timeout;
+	}
+	for (int i = 0; i < n_vm_extra; i++)
+		argv[argc++] = vm_extra[i];
 	argv[argc++] = "--";
 	argv[argc++] = "run";
 	for (int i = s->vm_end + 1; i < s->argc; i++)
 		argv[argc++] = s->argv[i];
 	add_words(argv, &argc, o->common, o->n_common, extra, n_extra);
+	return 0;
+}
+
+/* ab's deadline for a guest side's whole run: vm's own (its --timeout, ab's, or its default)
+ * and a margin for vm to stop the guest and report that itself. */
+double ab_side_guest_deadline(const struct ab_side *s, const struct ab_opts *o, double dflt)
+{
+	return (o->timeout_given && !own_timeout(s) ? o->timeout_s : dflt) + AB_GUEST_MARGIN_S;
+}
+
+int ab_side_guest_run(const struct ab_side *s, const struct ab_opts *o, const char *const *extra,
+		      int n_extra, const char *json, const char *log, double timeout_s, int *code,
+		      struct mg_err *err)
+{
+	const char *argv[2 * AB_MAX_ARGS + 64], *reports[] = {"--json", json};
+	struct proc p = {0};
+	char line[256], how[96], t[32];
+	int ret;
+
+	if (guest_argv(s, o, reports, 2, extra, n_extra, argv, (int)ARRAY_SIZE(argv), t, sizeof(t)))
+		return mg_err_set(err, E2BIG, "too many options for %s", s->role);
 	if ((ret = start_into(&p, argv, log, true, err)))
 		return ret;
 	ret = proc_watch(&p, p.started_ns + (int64_t)(timeout_s * 1e9), &proc_stop);
@@ -304,6 +346,38 @@ static bool find_memgate(struct ab_side *s, const struct ab_opts *o, const char 
 	return false;
 }
 
+/*
+ * Guest side @s's vm options, QEMU, kit, kernel and modules checked without a boot (vm
+ * --dry-run), so that a head whose kernel is missing is found before base's guest boots.
+ * Returns 0, or -EINVAL (vm refused them) / -EPROTO with @err saying what vm said.
+ */
+static int guest_check(const struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
+{
+	static const char *const dry[] = {"--dry-run"};
+	const char *argv[2 * AB_MAX_ARGS + 64];
+	char path[600], line[256], t[32], how[96];
+	struct proc p = {0};
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s-dry-run.txt", o->workdir, s->role);
+	if (guest_argv(s, o, dry, 1, NULL, 0, argv, (int)ARRAY_SIZE(argv), t, sizeof(t)))
+		return mg_err_set(err, EINVAL, "--%s: too many options", s->role);
+	if (start_into(&p, argv, path, true, err))
+		return mg_err_set(err, EPROTO, "%s", err->msg);
+	ret = proc_watch(&p, p.started_ns + (int64_t)AB_GUEST_CHECK_S * 1000000000, &proc_stop);
+	proc_close(&p);
+	ab_side_last_line(path, line, sizeof(line));
+	if (ret)
+		return mg_err_set(err, EPROTO, "--%s %s: memgate vm --dry-run: %s", s->role,
+				  s->spec,
+				  ret == -ETIMEDOUT ? "no answer in time; killed" : strerror(-ret));
+	if (!WIFEXITED(p.status) || WEXITSTATUS(p.status))
+		return mg_err_set(
+		    err, EINVAL, "--%s %s: its guest would not boot (vm --dry-run %s): %s", s->role,
+		    s->spec, proc_status_text(p.status, how, sizeof(how)), line);
+	return 0;
+}
+
 int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err *err)
 {
 	struct mg_err last;
@@ -324,9 +398,9 @@ int ab_check_protocol(struct ab_side *s, const struct ab_opts *o, struct mg_err 
 		    "\"%.120s\")",
 		    s->role, s->spec, AB_PROTOCOL_LINE, line);
 	}
-	/* A guest's options are vm's: they are checked as its first round boots. */
+	/* A guest's options are vm's: checked by vm itself, with its kernel, before any boot. */
 	if (ab_side_guest(s))
-		return 0;
+		return guest_check(s, o, err);
 	/* Then with the side's options: `ab-protocol` refuses what `run` would. */
 	ret =
 	    ab_side_spawn(s, "ab-protocol", NULL, 0, NULL, 0, path, quick_timeout(o), &status, err);

@@ -51,6 +51,13 @@ int ab_side_guest_run(const struct ab_side *s, const struct ab_opts *o, const ch
 		      int n_extra, const char *json, const char *log, double timeout_s, int *code,
 		      struct mg_err *err);
 
+/**
+ * ab_side_guest_deadline() - how long ab lets guest side @s's whole run take: vm's own limit
+ * (the side's --timeout, else ab's --timeout when given, else @dflt) and a margin for vm to
+ * stop the guest and report that itself.
+ */
+double ab_side_guest_deadline(const struct ab_side *s, const struct ab_opts *o, double dflt);
+
 /** ab_side_last_line() - the last line of @path that has text, for messages; "" when none. */
 void ab_side_last_line(const char *path, char *buf, size_t len);
 

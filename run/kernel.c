@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,58 +30,97 @@
 /* A package unpacks within this: 100 MB of a kernel's modules take seconds. */
 #define UNPACK_TIMEOUT_S 300
 
-int vm_kernel_version(const char *image, char *version, size_t len, char *banner, size_t blen,
-		      struct mg_err *err)
+/* @path as the user knows it: a file of a package unpacked at @root is "PKG, its PATH". */
+static const char *shown(const struct vm_kernel *k, const char *path, char *buf, size_t len)
+{
+	size_t n = strlen(k->unpacked);
+
+	if (n && !strncmp(path, k->unpacked, n) && path[n] == '/')
+		snprintf(buf, len, "%s, its %s", k->package, path + n + 1);
+	else
+		snprintf(buf, len, "%s", path);
+	return buf;
+}
+
+/* Is the first word of @s (up to a space) a release as uname -r says it, fit to be a folder's
+ * name under lib/modules: printable, no '/', not "." or ".."? */
+static bool release_name(const char *s)
+{
+	size_t n = strcspn(s, " ");
+
+	if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+		return false;
+	for (const char *end = s + n; s < end; s++)
+		if (*s <= ' ' || *s > '~' || *s == '/')
+			return false;
+	return true;
+}
+
+/* The version of the image @fd (named @name), as vm_kernel_version() says. */
+static int image_version(int fd, const char *name, char *version, size_t len, char *banner,
+			 size_t blen, struct mg_err *err)
 {
 	unsigned char hdr[0x210];
 	char text[256];
-	int fd = open(image, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	ssize_t n = pread(fd, hdr, sizeof(hdr), 0);
 	unsigned int at;
+	bool ok;
 
-	if (fd < 0)
-		return mg_err_set(err, errno, "--kernel %s: %s", image, strerror(errno));
-	n = pread(fd, hdr, sizeof(hdr), 0);
-	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr + HDR_MAGIC_AT, "HdrS", 4)) {
-		close(fd);
+	if (n != (ssize_t)sizeof(hdr) || memcmp(hdr + HDR_MAGIC_AT, "HdrS", 4))
 		return mg_err_set(err, ENOEXEC,
 				  "--kernel %s: not an x86 boot image (no \"HdrS\" at 0x202): give "
 				  "a vmlinuz, a tree's arch/x86/boot/bzImage or a linux-image .deb",
-				  image);
-	}
+				  name);
 	at = (unsigned int)(hdr[HDR_VERSION_AT] | hdr[HDR_VERSION_AT + 1] << 8) + SETUP_AT;
 	n = pread(fd, text, sizeof(text) - 1, at);
-	close(fd);
 	if (n <= 0 || at == SETUP_AT)
-		return mg_err_set(err, ENOEXEC, "--kernel %s: its header names no version", image);
+		return mg_err_set(err, ENOEXEC, "--kernel %s: its header names no version", name);
 	text[n] = '\0';
 	text[strcspn(text, "\n")] = '\0';
+	ok = release_name(text);
+	/* Shown and reported: no byte of it may drive a terminal. */
+	for (char *c = text; *c; c++)
+		*c = (unsigned char)*c < ' ' || *c == 0x7f ? '?' : *c;
 	snprintf(banner, blen, "%s", text);
 	text[strcspn(text, " ")] = '\0';
-	if (!text[0])
-		return mg_err_set(err, ENOEXEC, "--kernel %s: its header names no version", image);
+	if (!ok)
+		return mg_err_set(err, ENOEXEC,
+				  "--kernel %s: its header's version \"%.64s\" is not a release "
+				  "name (printable, no '/', not \"..\")",
+				  name, text);
+	if (strlen(text) >= len)
+		return mg_err_set(err, ENOEXEC, "--kernel %s: its header's version is too long",
+				  name);
 	snprintf(version, len, "%s", text);
 	return 0;
 }
 
-/* Does @path start as a Debian package (an ar archive whose first member is debian-binary)? */
-static bool is_deb(const char *path)
+int vm_kernel_version(const char *image, char *version, size_t len, char *banner, size_t blen,
+		      struct mg_err *err)
+{
+	char opt[PATH_MAX + 16];
+	int fd, ret;
+
+	snprintf(opt, sizeof(opt), "--kernel %s", image);
+	if ((fd = text_input_open(image, opt, 0, err)) < 0)
+		return fd;
+	ret = image_version(fd, image, version, len, banner, blen, err);
+	close(fd);
+	return ret;
+}
+
+/* Does @fd start as a Debian package (an ar archive whose first member is debian-binary)? */
+static bool is_deb(int fd)
 {
 	char head[21] = "";
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool yes;
 
-	if (fd < 0)
-		return false;
-	yes = read(fd, head, 20) == 20 && !memcmp(head, "!<arch>\ndebian-binary", 20);
-	close(fd);
-	return yes;
+	return pread(fd, head, 20, 0) == 20 && !memcmp(head, "!<arch>\ndebian-binary", 20);
 }
 
 /* dpkg-deb -x @deb @dir; 0 or -errno with @err saying what dpkg-deb said. */
 static int unpack(const char *opt, const char *deb, const char *dir, struct mg_err *err)
 {
-	const char *argv[] = {"dpkg-deb", "-x", deb, dir, NULL};
+	const char *argv[] = {"dpkg-deb", "-x", "--", deb, dir, NULL};
 	struct proc_spec spec = {.argv = argv, .in = PROC_NULL, .out = PROC_PIPE, .err = PROC_PIPE};
 	struct proc p;
 	char how[96], *said;
@@ -88,7 +128,7 @@ static int unpack(const char *opt, const char *deb, const char *dir, struct mg_e
 
 	if (ret)
 		return ret;
-	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, NULL);
+	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, &proc_stop);
 	said = proc_tail_text(&p);
 	proc_close(&p);
 	if (!ret && !(WIFEXITED(p.status) && !WEXITSTATUS(p.status)))
@@ -163,21 +203,54 @@ static int modules_dir(struct vm_kernel *k, const char *opt, const char *given, 
 	return modules_dir(k, opt, given, given, err);
 }
 
+/* Is @path, the user's @opt, a package (0 no, 1 yes), or no input at all (-errno with @err)?
+ * A regular file, or with @folder_ok a folder, opened without waiting. */
+static int input_kind(const char *opt, const char *path, bool folder_ok, struct mg_err *err)
+{
+	char name[PATH_MAX + 16];
+	int fd, yes;
+
+	snprintf(name, sizeof(name), "%s %s", opt, path);
+	if ((fd = text_input_open(path, name, folder_ok, err)) < 0)
+		return fd;
+	yes = is_deb(fd);
+	close(fd);
+	return yes;
+}
+
+/* @k->image, a package's or the user's, and its version; the image checked as input. */
+static int open_image(struct vm_kernel *k, const char *kernel, struct mg_err *err)
+{
+	char name[PATH_MAX + 64], opt[PATH_MAX + 80];
+	int fd, ret;
+
+	shown(k, k->image, name, sizeof(name));
+	snprintf(opt, sizeof(opt), "--kernel %s", name);
+	if ((fd = text_input_open(k->image, opt, 0, err)) < 0)
+		return fd;
+	ret = image_version(fd, strcmp(name, kernel) ? name : kernel, k->version,
+			    sizeof(k->version), k->banner, sizeof(k->banner), err);
+	close(fd);
+	return ret;
+}
+
 int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 		   const char *workdir, struct mg_err *err)
 {
 	char root[PATH_MAX], boot[PATH_MAX + 8];
-	bool package;
-	int ret;
+	int package, modules_package = 0, ret;
 
 	memset(k, 0, sizeof(*k));
-	if (access(kernel, R_OK))
-		return mg_err_set(err, errno, "--kernel %s: %s", kernel, strerror(errno));
-	package = is_deb(kernel);
+	/* Both inputs checked before anything is unpacked. */
+	if ((package = input_kind("--kernel", kernel, false, err)) < 0 ||
+	    (modules && (modules_package = input_kind("--modules", modules, true, err)) < 0))
+		return package < 0 ? package : modules_package;
 	if (package) {
 		snprintf(root, sizeof(root), "%s/kernel-deb", workdir);
 		if ((ret = unpack("--kernel", kernel, root, err)))
 			return ret;
+		snprintf(k->unpacked, sizeof(k->unpacked), "%s", root);
+		snprintf(k->package, sizeof(k->package), "%s", kernel);
 		snprintf(boot, sizeof(boot), "%s/boot", root);
 		if (only_entry(boot, "vmlinuz-", k->image, sizeof(k->image)))
 			return mg_err_set(err, EINVAL,
@@ -187,13 +260,14 @@ int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 	} else {
 		snprintf(k->image, sizeof(k->image), "%s", kernel);
 	}
-	if ((ret = vm_kernel_version(k->image, k->version, sizeof(k->version), k->banner,
-				     sizeof(k->banner), err)))
+	if ((ret = open_image(k, kernel, err)))
 		return ret;
-	if (modules && is_deb(modules)) {
+	if (modules && modules_package) {
 		snprintf(root, sizeof(root), "%s/modules-deb", workdir);
 		if ((ret = unpack("--modules", modules, root, err)))
 			return ret;
+		snprintf(k->unpacked, sizeof(k->unpacked), "%s", root);
+		snprintf(k->package, sizeof(k->package), "%s", modules);
 		return modules_dir(k, "--modules", modules, root, err);
 	}
 	if (modules)
@@ -222,6 +296,7 @@ struct grown {
 	unsigned char *data;
 	size_t len, cap;
 	bool too_big;
+	pid_t pid; /* the decompressor: stopped once it gives more than a module holds */
 };
 
 static void on_bytes(void *arg, const char *data, size_t n)
@@ -229,6 +304,8 @@ static void on_bytes(void *arg, const char *data, size_t n)
 	struct grown *g = arg;
 
 	if (g->too_big || g->len + n > MODULE_MAX) {
+		if (!g->too_big)
+			kill(g->pid, SIGKILL);
 		g->too_big = true;
 		return;
 	}
@@ -249,38 +326,45 @@ static void on_bytes(void *arg, const char *data, size_t n)
 
 /* The module at @path whole, decompressed by xz, zstd or gzip as its suffix says (Debian's
  * 6.12 ships .ko.xz; the guest's busybox insmod loads plain ones). 0 or -errno with @err. */
-static int read_compressed(const char *path, unsigned char **data, size_t *len, struct mg_err *err)
+static int read_compressed(const struct vm_kernel *k, const char *path, unsigned char **data,
+			   size_t *len, struct mg_err *err)
 {
 	const char *ext = strrchr(path, '.');
 	const char *tool = !strcmp(ext, ".xz")	  ? "xz"
 			   : !strcmp(ext, ".zst") ? "zstd"
 			   : !strcmp(ext, ".gz")  ? "gzip"
 						  : NULL;
-	const char *argv[] = {tool, "-dc", path, NULL};
+	const char *argv[] = {tool, "-dc", "--", path, NULL};
 	struct proc_spec spec = {.argv = argv, .in = PROC_NULL, .out = PROC_PIPE, .err = PROC_PIPE};
 	struct grown g = {0};
 	struct proc p;
-	char how[96];
+	char how[96], name[PATH_MAX + 64];
 	int ret;
 
+	shown(k, path, name, sizeof(name));
 	if (!tool)
 		return mg_err_set(err, EMEDIUMTYPE,
-				  "%s: compressed as %s, which memgate cannot read", path, ext);
+				  "%s: compressed as %s, which memgate cannot read", name, ext);
+	/* A FIFO would hang the decompressor: the file is checked as any input. */
+	if ((ret = text_input_open(path, name, 0, err)) < 0)
+		return ret;
+	close(ret);
 	if ((ret = proc_start(&p, &spec, err)))
 		return ret;
+	g.pid = p.pid;
 	p.on_out = on_bytes;
 	p.cb_arg = &g;
-	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, NULL);
+	ret = proc_watch(&p, p.started_ns + (int64_t)UNPACK_TIMEOUT_S * 1000000000, &proc_stop);
 	proc_close(&p);
 	if (!ret && (g.too_big || !WIFEXITED(p.status) || WEXITSTATUS(p.status) || !g.len))
-		ret = mg_err_set(err, EMEDIUMTYPE, "%s: %s -dc %s%s", path, tool,
-				 g.too_big ? "gave more than 64 MiB"
-					   : proc_status_text(p.status, how, sizeof(how)),
-				 WIFEXITED(p.status) && WEXITSTATUS(p.status) == 127
-				     ? " (is it installed?)"
-				     : "");
+		ret = mg_err_set(
+		    err, EMEDIUMTYPE, "%s: %s -dc %s%s", name, tool,
+		    g.too_big ? "gave more than 64 MiB, more than a module holds: stopped"
+			      : proc_status_text(p.status, how, sizeof(how)),
+		    WIFEXITED(p.status) && WEXITSTATUS(p.status) == 127 ? " (is it installed?)"
+									: "");
 	else if (ret)
-		ret = mg_err_set(err, -ret, "%s: %s -dc: %s", path, tool, strerror(-ret));
+		ret = mg_err_set(err, -ret, "%s: %s -dc: %s", name, tool, strerror(-ret));
 	if (ret) {
 		free(g.data);
 		return ret;
@@ -384,6 +468,7 @@ struct module {
 	char name[64], path[PATH_MAX], deps[256];
 	unsigned char *data;
 	size_t len;
+	bool loading; /* what it depends on is being added: met again, a cycle */
 };
 
 /* Every module the guest gets, each once, a module after what it depends on. */
@@ -423,45 +508,59 @@ static bool builtin(const char *dir, const char *name)
  * with @err; -ENOENT when @name itself (@depth 0) is neither a module nor built in, which for
  * a vendor's module means the kernel has none for that vendor.
  */
-static int add_module(const struct vm_kernel *k, const char *name, struct module_set *set,
-		      int depth, struct mg_err *err)
+static int add_module(const struct vm_kernel *k, const char *name, const char *from,
+		      struct module_set *set, int depth, struct mg_err *err)
 {
 	struct module *m;
-	char path[PATH_MAX], deps[256], magic[256], *save = NULL;
-	int ret;
+	char path[PATH_MAX], deps[256], magic[256], *save = NULL, dir[PATH_MAX + 64],
+						    file[PATH_MAX + 64];
+	int ret, at = set_index(set, name);
 
-	if (set_index(set, name) >= 0)
+	shown(k, k->modules, dir, sizeof(dir));
+	if (at >= 0 && set->m[at].loading)
+		return mg_err_set(err, ELOOP,
+				  "%s: %s depends on %s, which needs %s again (their .modinfo "
+				  "depends=): a cycle no kernel can load",
+				  dir, from, name, from);
+	if (at >= 0)
 		return 0;
 	if (depth > MAX_MODULES || set->n == MAX_MODULES)
-		return mg_err_set(err, ELOOP, "%s: %s needs more than %d modules", k->modules, name,
+		return mg_err_set(err, ELOOP, "%s: %s needs more than %d modules", dir, name,
 				  MAX_MODULES);
 	ret = find_module(k->modules, name, path, sizeof(path), 0);
 	if (ret == -ENOENT && builtin(k->modules, name))
 		return 0;
 	if (ret == -ENOENT)
 		return mg_err_set(err, depth ? EINVAL : ENOENT,
-				  "%s: no %s.ko, and modules.builtin does not list it", k->modules,
-				  name);
+				  "%s: no %s.ko, and modules.builtin does not list it", dir, name);
 	m = &set->m[set->n];
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	snprintf(m->name, sizeof(m->name), "%s", name);
+	shown(k, path, file, sizeof(file));
 	if (ret == -EMEDIUMTYPE) {
-		if ((ret = read_compressed(path, &m->data, &m->len, err)))
+		if ((ret = read_compressed(k, path, &m->data, &m->len, err)))
 			return ret;
 	} else {
+		int fd = text_input_open(path, file, 0, err);
+
+		/* A file that is there but unfit is an error, not a vendor without KVM. */
+		if (fd < 0)
+			return fd == -ENOENT ? -EINVAL : fd;
+		close(fd);
 		m->data = (unsigned char *)text_read_input(path, MODULE_MAX, &m->len, err);
 		if (!m->data)
 			return -EIO;
 	}
+	m->loading = true;
 	set->n++;
 	if (vm_kernel_modinfo(m->data, m->len, "vermagic", magic, sizeof(magic)))
 		return mg_err_set(err, ENOEXEC, "%s: not a kernel module (no .modinfo vermagic)",
-				  path);
+				  file);
 	magic[strcspn(magic, " ")] = '\0';
 	if (strcmp(magic, k->version))
 		return mg_err_set(err, EINVAL,
 				  "%s is built for kernel %s, the kernel is %s: it will not load",
-				  path, magic, k->version);
+				  file, magic, k->version);
 	if (vm_kernel_modinfo(m->data, m->len, "depends", m->deps, sizeof(m->deps)))
 		m->deps[0] = '\0';
 	snprintf(deps, sizeof(deps), "%s", m->deps);
@@ -469,9 +568,10 @@ static int add_module(const struct vm_kernel *k, const char *name, struct module
 		char dep[64];
 
 		module_name(d, dep, sizeof(dep));
-		if ((ret = add_module(k, dep, set, depth + 1, err)))
+		if ((ret = add_module(k, dep, name, set, depth + 1, err)))
 			return ret;
 	}
+	set->m[set_index(set, name)].loading = false;
 	/* Its dependencies went in after it: move it behind them. */
 	for (size_t i = (size_t)set_index(set, name); i + 1 < set->n; i++) {
 		struct module tmp = set->m[i];
@@ -566,18 +666,20 @@ int vm_kernel_kvm_archive(struct vm_kernel *k, const char *out, struct mg_err *e
 		char name[32];
 
 		snprintf(name, sizeof(name), "kvm_%s", vendors[v]);
-		ret = add_module(k, name, set, 0, err);
+		ret = add_module(k, name, NULL, set, 0, err);
 		if (ret == -ENOENT) {
 			missing++;
 			ret = 0;
 		}
 	}
-	if (!ret && missing == 2)
-		ret =
-		    mg_err_set(err, ENOENT,
-			       "%s: no KVM in kernel %s's modules (neither kvm_amd nor kvm_intel, "
-			       "as a module or built in)",
-			       k->modules, k->version);
+	if (!ret && missing == 2) {
+		char dir[PATH_MAX + 64];
+
+		ret = mg_err_set(err, ENOENT,
+				 "%s: no KVM in kernel %s's modules (neither kvm_amd nor "
+				 "kvm_intel, as a module or built in)",
+				 shown(k, k->modules, dir, sizeof(dir)), k->version);
+	}
 	if (!ret && !(ret = cpio_open(&c, out, err))) {
 		ret = write_archive(&c, set, vendors, ARRAY_SIZE(vendors), err);
 		if (ret)

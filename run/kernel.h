@@ -20,6 +20,9 @@ struct vm_kernel {
 	char banner[256];	/* the header's whole version string */
 	char modules[PATH_MAX]; /* its lib/modules/VERSION; "" when none came with it */
 	char kvm[160];		/* where KVM comes from, for the reports */
+	/* The package the modules (or the image) were unpacked from, and where: messages name the
+	 * package, never memgate's temporary folder. "" when none. */
+	char package[PATH_MAX], unpacked[PATH_MAX];
 };
 
 /**

@@ -40,6 +40,25 @@ static void expect_without_kvm(int want_status, const char *want_text, const cha
 		     text_read_file(test_tmp("without-kvm.out"), 1 << 24));
 }
 
+/* Reap whatever this process (a subreaper) inherited; fail if any is still running after 5 s. */
+static void expect_no_orphans(void)
+{
+	int status;
+
+	for (int i = 0; i < 500; i++) {
+		const struct timespec tick = {0, 10000000};
+		pid_t got = waitpid(-1, &status, WNOHANG);
+
+		if (got < 0 && errno == ECHILD)
+			break;
+		if (got == 0)
+			nanosleep(&tick, NULL);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
 /*
  * A wedged QEMU under ab with --timeout 3: ab ends (exit 1, nothing compared), and nothing it
  * started outlives it: this test is the orphans' reaper, and every one is gone within 5 s.
@@ -61,18 +80,7 @@ static void test_ab_hung_qemu_leaves_nothing(void **state)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	/* Whatever ab left is ours now: reap it; anything still running after 5 s fails. */
-	for (int i = 0; i < 500; i++) {
-		const struct timespec tick = {0, 10000000};
-		pid_t got = waitpid(-1, &status, WNOHANG);
-
-		if (got < 0 && errno == ECHILD)
-			break;
-		if (got == 0)
-			nanosleep(&tick, NULL);
-	}
-	prctl(PR_SET_CHILD_SUBREAPER, 0);
-	assert_int_equal(waitpid(-1, &status, WNOHANG), -1);
-	assert_int_equal(errno, ECHILD);
+	expect_no_orphans();
 }
 
 /* Write @text to @path, replacing it. */
@@ -451,6 +459,58 @@ static void test_vm_kernel(void **state)
 				  "modules came with it");
 }
 
+/*
+ * vm --kernel with a .deb leaves nothing in $TMPDIR, whatever the outcome: an ab of two guests
+ * that do not run their cases (a CPU without svm or vmx) ends with exit 3, each side's boot an
+ * ERROR in the JUnit, no QEMU left; a vm killed with SIGKILL while its guest runs leaves its
+ * folder (106 MB unpacked), which the next memgate removes.
+ */
+static void test_vm_kernel_leaves_nothing(void **state)
+{
+	char deb[1024], cmd[8000];
+	const char *tmp = test_tmp("vm-tmp");
+
+	(void)state;
+	need_qemu();
+	need_guest_kit("memgate.cpio");
+	if (test_under_asan())
+		skip_because("an AddressSanitizer build is not booted in a guest");
+	if (!kit_kernel_package(deb, sizeof(deb)))
+		skip_because("no linux-image-*-cloud-amd64 package in /var/cache/memgate "
+			     "(ci/install-deps.sh keeps one)");
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "B=%s/memgate T=%s D='%s'; S=\"$B vm --kernel '$D' --guest-cpu Nehalem "
+		 "--no-icount --\"; TMPDIR=$T/vm-tmp $B ab --base \"$S\" --head \"$S\" -s kvm "
+		 "--junit $T/fail.xml >$T/fail.out 2>&1; echo $? >$T/fail.st",
+		 test_build_dir(), test_tmp_dir(), deb);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	assert_int_equal(system(cmd), 0);
+	expect_no_orphans();
+	assert_int_equal(status_of("fail.st"), 3);
+	expect_in_file("fail.xml", "round 1, base");
+	expect_in_file("fail.xml", "round 1, head");
+	expect_in_file("fail.xml", "no virtualisation flag");
+	expect_in_file("fail.out", "nothing measured: round 1, base's guest");
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls -A '%s')\"", tmp);
+	if (system(cmd))
+		fail_msg("ab of failing guests left files in $TMPDIR: %s", tmp);
+	/* SIGKILL once the package is unpacked, then another memgate. */
+	snprintf(cmd, sizeof(cmd),
+		 "B=%s/memgate D='%s'; export TMPDIR='%s'; $B vm --kernel \"$D\" -- run -s kvm "
+		 ">/dev/null 2>&1 & p=$!; i=0; "
+		 "while ! ls -d $TMPDIR/memgate-vm.*/kernel-deb >/dev/null 2>&1 && [ $i -lt 600 ]; "
+		 "do sleep 0.1; i=$((i + 1)); done; kill -9 $p; wait $p; "
+		 "ls -d $TMPDIR/memgate-vm.*/kernel-deb >/dev/null && "
+		 "$B vm --dry-run --kernel \"$D\" -- run -s kvm >/dev/null && test -z \"$(ls -A "
+		 "$TMPDIR)\"",
+		 test_build_dir(), deb, tmp);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	if (system(cmd))
+		fail_msg("a killed vm's folder was not removed by the next memgate");
+	expect_no_orphans();
+}
+
 /* The kvm suite: real memslot ioctls timed beside the reference where /dev/kvm is ours, a
  * SKIP naming why where it is not. */
 static void test_kvm_suite(void **state)
@@ -525,6 +585,7 @@ int main(void)
 	    cmocka_unit_test(test_qemu_boot),
 	    cmocka_unit_test(test_vm),
 	    cmocka_unit_test(test_vm_kernel),
+	    cmocka_unit_test(test_vm_kernel_leaves_nothing),
 	    cmocka_unit_test(test_kvm_suite),
 	    cmocka_unit_test(test_boot_guest_paths),
 	};

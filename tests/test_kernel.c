@@ -318,7 +318,7 @@ static void test_builtin(void **state)
 static void test_package(void **state)
 {
 	const char *dir = fresh("deb");
-	char tree[2048], deb[2048], p[4200], cmd[9000], archive[2048];
+	char tree[2048], deb[2048], p[4200], cmd[9000], archive[2048], here[4096];
 	static const char control[] = "Package: linux-image-test\nVersion: 1\nArchitecture: amd64\n"
 				      "Maintainer: memgate <memgate@localhost>\n"
 				      "Description: a made-up kernel\n";
@@ -353,6 +353,88 @@ static void test_package(void **state)
 	assert_int_equal(vm_kernel_open(&k, p, deb, dir, &err), -EINVAL);
 	assert_non_null(
 	    strstr(err.msg, "its modules are for " VERSION ", the kernel is 6.12.0-other"));
+	/* A package named like an option is a file to dpkg-deb, not an option. */
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/-x.deb'", deb, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_non_null(getcwd(here, sizeof(here)));
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(vm_kernel_open(&k, "-x.deb", NULL, dir, &err), 0);
+	assert_int_equal(chdir(here), 0);
+	/* A package whose vmlinuz is no boot image: the error names the package, not memgate's
+	 * folder it was unpacked in. */
+	snprintf(p, sizeof(p), "%s/boot/vmlinuz-%s", tree, VERSION);
+	put(p, "text\n", 5);
+	snprintf(cmd, sizeof(cmd), "dpkg-deb --root-owner-group -b '%s' '%s' >/dev/null", tree,
+		 deb);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(vm_kernel_open(&k, deb, NULL, dir, &err), -ENOEXEC);
+	snprintf(cmd, sizeof(cmd), "--kernel %s, its boot/vmlinuz-%s: not an x86 boot image", deb,
+		 VERSION);
+	assert_non_null(strstr(err.msg, cmd));
+}
+
+/* What a hostile or broken kernel input gets: refused at once, naming it (docs/hostile.md). */
+static void test_hostile(void **state)
+{
+	const char *dir = fresh("hostile");
+	char img[2048], root[2048], archive[2048], fifo[2100], p[4200], cmd[9000];
+	struct vm_kernel k;
+	struct mg_err err = {0};
+
+	(void)state;
+	layout(dir, img, root, archive);
+	make_modules(root, VERSION, VERSION);
+	snprintf(fifo, sizeof(fifo), "%s/f", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	/* A FIFO as the kernel or its modules: refused, never opened for a read that waits. */
+	assert_int_equal(vm_kernel_open(&k, fifo, NULL, dir, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "--kernel "));
+	assert_non_null(strstr(err.msg, "/f: a FIFO, not a regular file"));
+	assert_int_equal(vm_kernel_open(&k, img, fifo, dir, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "/f: a FIFO, not a regular file or a folder"));
+	/* A module that is a FIFO, plain or compressed. */
+	snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/arch/x86/kvm/kvm.ko", root, VERSION);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkfifo(p, 0600), 0);
+	assert_int_equal(vm_kernel_open(&k, img, root, dir, &err), 0);
+	assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "kvm.ko: a FIFO, not a regular file"));
+	snprintf(cmd, sizeof(cmd), "%s", p);
+	snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/arch/x86/kvm/kvm.ko.xz", root, VERSION);
+	assert_int_equal(rename(cmd, p), 0);
+	assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "kvm.ko.xz: a FIFO, not a regular file"));
+	assert_int_equal(unlink(p), 0);
+	/* A depends= cycle: irqbypass needing kvm, which needs it. */
+	snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/arch/x86/kvm/kvm.ko", root, VERSION);
+	make_module(p, VERSION, "irqbypass");
+	snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/virt/lib/irqbypass.ko", root, VERSION);
+	make_module(p, VERSION, "kvm");
+	assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -ELOOP);
+	assert_non_null(strstr(err.msg, "irqbypass depends on kvm, which needs irqbypass again"));
+	assert_non_null(strstr(err.msg, "a cycle"));
+	make_module(p, VERSION, "");
+	/* A decompression bomb (256 MiB of zeros in a few KB): stopped at 64 MiB, not drained. */
+	if (!system("command -v xz >/dev/null 2>&1")) {
+		snprintf(p, sizeof(p), "%s/lib/modules/%s/kernel/arch/x86/kvm/kvm-amd.ko", root,
+			 VERSION);
+		snprintf(cmd, sizeof(cmd), "rm '%s' && head -c 256M /dev/zero | xz -1 >'%s.xz'", p,
+			 p);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(vm_kernel_kvm_archive(&k, archive, &err), -EMEDIUMTYPE);
+		assert_non_null(strstr(err.msg, "gave more than 64 MiB, more than a module holds: "
+						"stopped"));
+	}
+	/* A header whose version would climb out of lib/modules, or drive the terminal. */
+	make_image(img, "../../../../.. #1");
+	assert_int_equal(vm_kernel_open(&k, img, root, dir, &err), -ENOEXEC);
+	assert_non_null(strstr(err.msg, "version \"../../../../..\" is not a release name"));
+	make_image(img, "6.1\033[2J #1");
+	assert_int_equal(vm_kernel_open(&k, img, root, dir, &err), -ENOEXEC);
+	assert_non_null(strstr(err.msg, "\"6.1?[2J\" is not a release name"));
+	make_image(img, VERSION " #1 \033]0;title\007");
+	assert_int_equal(vm_kernel_open(&k, img, root, dir, &err), 0);
+	assert_string_equal(k.banner, VERSION " #1 ?]0;title?");
 }
 
 int main(void)
@@ -361,6 +443,7 @@ int main(void)
 	    cmocka_unit_test(test_image_version),   cmocka_unit_test(test_modules_in_order),
 	    cmocka_unit_test(test_modules_refused), cmocka_unit_test(test_modules_compressed),
 	    cmocka_unit_test(test_builtin),	    cmocka_unit_test(test_package),
+	    cmocka_unit_test(test_hostile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

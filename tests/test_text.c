@@ -1,4 +1,4 @@
-/* test_text.c - XML-safe text, meminfo parsing and globs. */
+/* test_text.c - XML-safe text, meminfo parsing, globs, input files and run folders. */
 #include "tests/testutil.h"
 
 #include <errno.h>
@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/err.h"
 #include "util/text.h"
+#include "util/tmpdir.h"
 
 static void check_clean(const char *in, size_t len, const char *want)
 {
@@ -125,12 +127,70 @@ static void test_glob(void **state)
 	assert_false(text_glob("memslots.*", "hw.tsc.calibration"));
 }
 
+/* A run's folder: removed whole (a read-only folder in it, a link never followed); a dead
+ * memgate's swept by the next, never a live one's, another program's or one behind a link. */
+static void test_tmpdir(void **state)
+{
+	static char cmd[65536];
+	char base[4200], mine[4300], p[4400];
+	const char *was = getenv("TMPDIR");
+	char *old = was ? strdup(was) : NULL;
+	struct stat st;
+	int status = -1;
+	pid_t pid;
+
+	(void)state;
+	snprintf(base, sizeof(base), "%s/tmpdir", test_tmp_dir());
+	assert_int_equal(mkdir(base, 0700), 0);
+	setenv("TMPDIR", base, 1);
+	assert_int_equal(tmpdir_make(mine, sizeof(mine), "mine"), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p '%s/a/b' '%s/elsewhere' && touch '%s/a/b/f' '%s/elsewhere/.owner' && "
+		 "ln -s '%s/elsewhere' '%s/a/out' && chmod 555 '%s/a/b' && "
+		 "mkdir '%s/memgate-other.x' && ln -s elsewhere '%s/memgate-link.x'",
+		 mine, base, mine, base, base, mine, mine, base, base);
+	assert_int_equal(system(cmd), 0);
+	/* A memgate that dies with its folder made. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		char dead[4200];
+
+		_exit(tmpdir_make(dead, sizeof(dead), "dead") ? 1 : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	assert_int_equal(tmpdir_sweep(base), 1);
+	snprintf(cmd, sizeof(cmd), "ls -d '%s'/memgate-dead.* 2>/dev/null", base);
+	assert_int_not_equal(system(cmd), 0);
+	/* This process's own, another program's, the link and what it leads to: all still there. */
+	assert_int_equal(stat(mine, &st), 0);
+	snprintf(p, sizeof(p), "%s/memgate-other.x", base);
+	assert_int_equal(stat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/memgate-link.x", base);
+	assert_int_equal(lstat(p, &st), 0);
+	snprintf(p, sizeof(p), "%s/elsewhere/.owner", base);
+	assert_int_equal(stat(p, &st), 0);
+	/* Removed whole, the link's target kept. */
+	tmpdir_remove(mine);
+	assert_int_equal(lstat(mine, &st), -1);
+	assert_int_equal(stat(p, &st), 0);
+	/* Let go of: the next sweep finds nothing of it. */
+	assert_int_equal(tmpdir_sweep(base), 0);
+	if (old)
+		setenv("TMPDIR", old, 1);
+	else
+		unsetenv("TMPDIR");
+	free(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_xml_clean), cmocka_unit_test(test_utf8_clean_keeps_controls),
 	    cmocka_unit_test(test_meminfo),   cmocka_unit_test(test_read_u64),
 	    cmocka_unit_test(test_glob),      cmocka_unit_test(test_read_input),
+	    cmocka_unit_test(test_tmpdir),
 	};
 
 	return cmocka_run_group_tests_name("text", tests, NULL, NULL);

@@ -295,3 +295,25 @@ out:
 	close(fd);
 	return buf;
 }
+
+int text_input_open(const char *path, const char *shown, int folder_ok, struct mg_err *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return mg_err_set(err, errno, "%s: %s", shown, strerror(errno));
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return mg_err_set(err, e, "%s: %s", shown, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode) && !(folder_ok && S_ISDIR(st.st_mode))) {
+		close(fd);
+		return mg_err_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+				  "%s: %s, not a regular file%s", shown, file_kind(st.st_mode),
+				  folder_ok ? " or a folder" : "");
+	}
+	return fd;
+}

@@ -58,6 +58,14 @@ int text_input_check(const char *path, size_t max, struct mg_err *err);
 char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *err);
 
 /**
+ * text_input_open() - open @path (named @shown in messages: the user's words for it) as outside
+ * input: a regular file, or with @folder_ok a folder, opened without waiting on it (a FIFO is
+ * refused, never read: it would hang its reader) and checked on what was opened. Returns the
+ * descriptor (O_CLOEXEC; close it), or -errno with @err naming @shown and what it is instead.
+ */
+int text_input_open(const char *path, const char *shown, int folder_ok, struct mg_err *err);
+
+/**
  * text_read_u64() - read one unsigned decimal number from a sysfs/procfs file.
  * Returns 0 and fills @out, or -errno (-EINVAL when the file holds no number).
  */

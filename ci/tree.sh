@@ -1,0 +1,214 @@
+# tree.sh - what ci/qemu-ab.sh and ci/kernel-ab.sh share, sourced by both: the reports folder,
+# the work folder (memgate's own or refused, one job at a time), the source checked out in it
+# without writing into the user's repository, and each built tree kept under its tree hash.
+#
+# The caller sets $prog (its name, for messages) and $work_var (the name of its work folder's
+# environment variable) and calls, in this order: tree_out, tree_repo, tree_commit (for each
+# side, before anything is built), tree_work, then per side tree_checkout, its own build,
+# tree_verify and tree_keep. Bad input is exit 2 and names what was wrong.
+
+# The marker that makes a folder a work folder of memgate's (its first line names the kind),
+# and the one that makes WORK/src memgate's clone.
+tree_marker=.memgate-tree
+tree_tmps=""
+
+tree_die() {
+	echo "$prog: $*" >&2
+	exit 2
+}
+
+# tree_quote WORD: WORD as one word of ab's side (a POSIX shell's single quotes), whatever
+# spaces and quotes it holds.
+tree_quote() {
+	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
+# Every way out: this job's temporaries go, the verdict table that was being written is put in
+# place, and the status is kept.
+tree_exit() {
+	st=$?
+	trap - EXIT HUP INT TERM
+	if [ -n "${tree_ab_tmp:-}" ] && [ -f "$tree_ab_tmp" ]; then
+		mv -Tf -- "$tree_ab_tmp" "$out/ab.txt" 2>/dev/null || rm -f -- "$tree_ab_tmp"
+	fi
+	set -f
+	IFS='
+'
+	for t in $tree_tmps; do
+		rm -rf -- "$t"
+	done
+	exit "$st"
+}
+trap tree_exit EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# tree_tmp VAR PATH: remember PATH (a temporary of this job's) for removal on the way out, and
+# set VAR to it.
+tree_tmp() {
+	tree_tmps="$tree_tmps
+$2"
+	eval "$1=\$2"
+}
+
+# tree_out DIR: the reports folder, $out. A file given as DIR, or a report there that is a link,
+# a FIFO or a device, is refused: reports are put in place by rename, never written through.
+tree_out() {
+	if [ -e "$1" ] && [ ! -d "$1" ]; then
+		tree_die "-o $1: not a folder: name the folder the reports go to (it is made when missing)"
+	fi
+	mkdir -p -- "$1" || tree_die "-o $1: cannot make the folder"
+	out=$(cd -- "$1" && pwd) || tree_die "-o $1: cannot enter the folder"
+	for f in builds.txt ab.txt ab.xml ab.json ab.html; do
+		if [ -L "$out/$f" ] || { [ -e "$out/$f" ] && [ ! -f "$out/$f" ]; }; then
+			tree_die "-o $1: $f there is a link or not a regular file: memgate replaces its" \
+				"reports and never writes through links; remove it or name another folder"
+		fi
+	done
+	tree_tmp tree_log "$(mktemp "$out/.builds.txt.XXXXXX")" || tree_die "-o $1: cannot write in it"
+}
+
+# tree_note LINE: LINE on stdout and in OUT/builds.txt (a new file renamed over the old).
+tree_note() {
+	echo "$1"
+	echo "$1" >>"$tree_log"
+	t=$(mktemp "$out/.builds.txt.XXXXXX") && cat "$tree_log" >"$t" && mv -Tf -- "$t" "$out/builds.txt"
+}
+
+# tree_repo DIR: the user's repository, $repo (its top folder). It is only read: no worktree,
+# no branch, no file of it changes.
+tree_repo() {
+	repo=$(git -C "$1" rev-parse --show-toplevel 2>/dev/null) ||
+		tree_die "-C $1: not a git repository"
+}
+
+# tree_commit NAME REV: REV as a commit of the repository ($commit) and its tree ($tree); NAME
+# (PARENT, HEAD) for the message when it is none.
+tree_commit() {
+	commit=$(git -C "$repo" rev-parse -q --verify "$2^{commit}" 2>/dev/null) ||
+		tree_die "$1 '$2' is not a commit of $repo"
+	tree=$(git -C "$repo" rev-parse "$commit^{tree}")
+}
+
+# tree_work KIND DIR: the work folder, $work: made with the marker when new; an existing one
+# must carry the marker of KIND, or be empty. Then the lock: one job at a time in it, a second
+# waiting up to $MEMGATE_TREE_WAIT seconds (default 7200), saying for whom.
+tree_work() {
+	abs=$2
+	case "$abs" in
+	/*) ;;
+	*) abs=$PWD/$abs ;;
+	esac
+	case "$abs" in
+	*[[:space:]:]*)
+		tree_die "$work_var=$abs: a path with white space or a colon, which $1's build refuses" \
+			"(Linux's Makefile and QEMU's configure both do): name a work folder without"
+		;;
+	esac
+	if [ -e "$2" ] && [ ! -d "$2" ]; then
+		tree_die "$work_var=$2: not a folder"
+	fi
+	if [ -d "$2" ] && [ ! -f "$2/$tree_marker" ]; then
+		if [ -n "$(ls -A -- "$2")" ]; then
+			tree_die "$work_var=$2: a folder memgate did not make (no $tree_marker in it)," \
+				"holding: $(ls -A -- "$2" | head -n 8 | tr '\n' ' ')- memgate deletes" \
+				"and resets what is in its work folder, so it works only in its own: name a" \
+				"new folder (it is made) or an empty one; nothing in this one was touched"
+		fi
+	elif [ -f "$2/$tree_marker" ] && [ "$(head -n 1 "$2/$tree_marker")" != "memgate $1" ]; then
+		tree_die "$work_var=$2: the work folder of another pipeline" \
+			"($(head -n 1 "$2/$tree_marker")): give each pipeline a folder of its own"
+	fi
+	mkdir -p -- "$2" || tree_die "$work_var=$2: cannot make the folder"
+	work=$(cd -- "$2" && pwd -P) || tree_die "$work_var=$2: cannot enter the folder"
+	if [ ! -f "$work/$tree_marker" ]; then
+		t=$(mktemp "$work/.marker.XXXXXX") &&
+			printf 'memgate %s\nThe work folder of ci/%s-ab.sh: its clone, build folder and kept builds.\n' \
+				"$1" "$1" >"$t" && mv -Tf -- "$t" "$work/$tree_marker" ||
+			tree_die "$work_var=$2: cannot write in the folder"
+	fi
+	exec 9>>"$work/.lock"
+	if ! flock -n 9; then
+		wait_s=${MEMGATE_TREE_WAIT:-7200}
+		echo "$prog: $work is in use by $(cat "$work/.lock-holder" 2>/dev/null ||
+			echo 'another job'): waiting up to $wait_s s (MEMGATE_TREE_WAIT) for it" >&2
+		flock -w "$wait_s" 9 ||
+			tree_die "$work is still in use after $wait_s s, by" \
+				"$(cat "$work/.lock-holder" 2>/dev/null || echo 'another job'): try" \
+				"again later, or give this job a work folder of its own ($work_var)"
+		echo "$prog: $work is this job's now" >&2
+	fi
+	t=$(mktemp "$work/.holder.XXXXXX") &&
+		echo "pid $$ on $(uname -n) since $(date '+%F %T') (${BUILD_TAG:-$tree_what})" >"$t" &&
+		mv -Tf -- "$t" "$work/.lock-holder"
+}
+
+# tree_checkout COMMIT CLEAN_OPTIONS: WORK/src at COMMIT, what another commit left removed
+# (git clean CLEAN_OPTIONS). WORK/src is a clone of the repository sharing its objects
+# (git clone --shared): the repository itself is never written to. Its build folder and
+# paths are the same for every commit, so builds are incremental.
+tree_checkout() {
+	src=$work/src
+	if [ -e "$src" ] && [ ! -f "$src/.git/$tree_marker" ]; then
+		tree_die "$src: not memgate's clone (no .git/$tree_marker): it is left as it is;" \
+			"name another work folder ($work_var)"
+	fi
+	if [ ! -e "$src" ]; then
+		git clone -q --shared --no-checkout -- "$repo" "$src" &&
+			echo "memgate's clone of $repo" >"$src/.git/$tree_marker" ||
+			{
+				echo "$prog: cannot clone $repo into $src" >&2
+				exit 3
+			}
+	fi
+	# A commit the clone's refs do not hold is in the repository's objects, which it shares.
+	git -C "$src" checkout -q -f --detach "$1" && git -C "$src" clean -q -f -d $2 || {
+		echo "$prog: cannot check $1 out in $src" >&2
+		exit 3
+	}
+}
+
+# tree_verify: the source just built is the tree that was asked for, unchanged: a kept build is
+# named by the tree it was built from, never by the one asked for.
+tree_verify() {
+	built=$(git -C "$src" rev-parse HEAD^{tree}) &&
+		[ "$built" = "$tree" ] && git -C "$src" diff --quiet HEAD -- || {
+		echo "$prog: $src no longer holds tree $tree after the build (it holds" \
+			"${built:-?}, or changed files): nothing kept" >&2
+		exit 3
+	}
+}
+
+# tree_keep DIR: the folder DIR (made by the caller inside $work) becomes $keep, with the tree
+# it was built from in DIR/tree, by one rename.
+tree_keep() {
+	echo "$tree" >"$1/tree"
+	if [ -e "$keep" ]; then
+		rm -rf -- "$keep"
+	fi
+	mv -T -- "$1" "$keep"
+}
+
+# tree_kept CONFIG FILE PRODUCT: is $keep a build of $tree whose FILE holds CONFIG, with its
+# PRODUCT (the binary, the image) readable?
+tree_kept() {
+	[ "$(cat "$keep/tree" 2>/dev/null)" = "$tree" ] &&
+		[ "$(cat "$keep/$2" 2>/dev/null)" = "$1" ] && [ -r "$keep/$3" ]
+}
+
+# tree_ab SIDE_BASE SIDE_HEAD AB_ARGS...: memgate ab of the two sides, its table into
+# OUT/ab.txt (put in place at the end, or on the way out) and on stdout; $status its exit.
+tree_ab() {
+	tree_tmp tree_ab_tmp "$(mktemp "$out/.ab.txt.XXXXXX")"
+	base_side=$1
+	head_side=$2
+	shift 2
+	start=$(date +%s)
+	status=0
+	"$memgate" ab --base "$base_side" --head "$head_side" --junit "$out/ab.xml" \
+		--json "$out/ab.json" --html "$out/ab.html" "$@" >"$tree_ab_tmp" 2>&1 || status=$?
+	cat "$tree_ab_tmp"
+	mv -Tf -- "$tree_ab_tmp" "$out/ab.txt"
+	tree_note "$prog: memgate ab took $(($(date +%s) - start)) s, exit $status"
+}
