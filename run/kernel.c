@@ -485,14 +485,16 @@ static int set_index(const struct module_set *set, const char *name)
 	return -1;
 }
 
-/* Is @name built into the kernel of @dir (its modules.builtin lists NAME.ko)? */
+/* Is @name built into the kernel of @dir (its modules.builtin lists NAME.ko)? A list that is
+ * not a regular file (a FIFO) is read as none, never waited on. */
 static bool builtin(const char *dir, const char *name)
 {
 	char path[PATH_MAX + 32], *text, *line, *save = NULL, got[128];
+	struct mg_err err = {0};
 	bool yes = false;
 
 	snprintf(path, sizeof(path), "%s/modules.builtin", dir);
-	text = text_read_file(path, 1u << 20);
+	text = text_read_input(path, 1u << 20, NULL, &err);
 	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !yes;
 	     line = strtok_r(NULL, "\n", &save)) {
 		module_name(strrchr(line, '/') ? strrchr(line, '/') + 1 : line, got, sizeof(got));
