@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # memgate - plain Makefile. `make` builds build/memgate, `make check` runs the tests,
 # `make run` runs the main job. WERROR=1 (as CI sets it) turns warnings into errors.
 

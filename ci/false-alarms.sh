@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # false-alarms.sh - how often `memgate ab` fails on identical builds (A/A), and how often it
 # catches a head made slower on purpose (ci/slowdown/*.patch applied to a copy of this
 # checkout). Prints one line per run and the fraction that failed; the README's figures come

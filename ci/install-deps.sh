@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # install-deps.sh - install the Debian packages memgate needs to build, test and report.
 # Idempotent: installs only what is missing and says what. Needs root when something is.
 # usage: ci/install-deps.sh [--quiet] [--qemu-build] [--kernel-build]

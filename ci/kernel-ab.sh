@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # kernel-ab.sh - gate a kernel commit against its parent with memgate's kvm suite: a small
 # x86_64 kernel of each (x86_64_defconfig, kvm_guest.config and ci/kernel/memgate.config: KVM,
 # virtio and what the guest kit needs, all built in), then `memgate ab` with a guest of each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # qemu-ab.sh - gate a QEMU commit against its parent with memgate's qemu suite: a minimal
 # x86_64-softmmu build of each (in one clone and build folder, so a commit builds
 # incrementally), then `memgate ab` with --qemu per side. Runs as an ordinary user: no root,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tree.sh - what ci/qemu-ab.sh and ci/kernel-ab.sh share, sourced by both: the reports folder,
 # the work folder (memgate's own or refused, one job at a time), the source checked out in it
 # without writing into the user's repository, and each built tree kept under its tree hash.

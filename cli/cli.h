@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cli.h - inside the command line: its options, the parsed command, what the commands share. */
 #ifndef MG_CLI_CLI_H
 #define MG_CLI_CLI_H

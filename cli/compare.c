@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compare.c - `memgate ab`, `compare`, `baseline add` and `rules`: a commit against its parent. */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* main.c - memgate's entry: the command word, then that command's own table and code. The
  * only file of the command line that ends the process. */
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memgate.c - the commands that only describe: `hw`, `man`, `completion`, `ab-protocol`. */
 #include <errno.h>
 #include <stdio.h>

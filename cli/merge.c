@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* merge.c - `memgate merge`: the results of a run's shards (--shard I/N on several agents of
  * one host class) as one results file, the unit of history that baselines and compare read. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* model.c - `memgate model`: the A/B procedures on modelled rounds, their A/A rate and power. */
 #include <stdio.h>
 #include <stdlib.h>

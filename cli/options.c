@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * options.c - every command's options in one table each: the parser, `--help`, memgate(1) and
  * the bash completion are all made from the tables below, so none of them can forget an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* run.c - `memgate list`, `memgate run` and `case-exec`: their options into a session, called. */
 #include <jansson.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* usage.c - what the option tables give besides the parser: the usage of memgate and of each
  * command (--help), memgate(1) in roff, and the bash completion. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm.c - `memgate vm`: a memgate command inside a QEMU guest of a chosen NUMA shape, with this
  * very build and its libraries; a run's reports come back with the guest's suites named
  * guest[SHAPE].SUITE and its shape and accelerator as properties (run/vm.c, reports/nest.c). */

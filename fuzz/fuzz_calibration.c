@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_calibration.c - libFuzzer target: a history's calibration.json, any bytes: a calibration
  * whose metrics can be looked up, or an error naming the file, never a crash, a hang or a leak,
  * combined as ab combines the last three; then a callgrind dump's head read for its counts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_cli.c - libFuzzer target: the command line. The input is the words of one command (any
  * of memgate's, by its first byte), separated by NUL or newline bytes. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_compare.c - libFuzzer target: results files judged against each other (compare, and a
  * history of base runs as --baseline reads it), and the verdicts written as the reports are:
  * any bytes get a verdict or an error, never a crash, a hang or a leak. */

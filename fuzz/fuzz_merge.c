@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_merge.c - libFuzzer target: results documents merged as the shards of one run: any
  * bytes get a merged run or an error naming the shard, never a crash, a hang or a leak. */
 #include <jansson.h>

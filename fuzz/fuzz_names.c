@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_names.c - libFuzzer target: --impl assignments, -k globs against case names, and the
  * case identity A/B and baselines match by. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_nest.c - libFuzzer target: what goes into a guest and what comes back. The same bytes
  * as a kernel image's boot header and as a kernel module's .modinfo (memgate vm --kernel
  * reads both), and as the guest's JSON and JUnit (split at a separator line), which memgate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_results.c - libFuzzer target: any bytes as a results (history) file, read back. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fuzz_rules.c - libFuzzer target: any bytes as a rules file; an error, never a crash. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mkkit.sh - the guest kit the qemu suite boots: Debian's cloud kernel and an initramfs of
 # busybox-static, the drivers of the disks the cases attach (with what they depend on, from
 # the kernel's own modules.dep) and guest/init.

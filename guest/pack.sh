@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pack.sh - a memgate binary, and any other programs named (the host's QEMU, for the qemu
 # suite's checks in the guest), with the shared libraries they link at the paths the dynamic
 # loader resolves them to here, as a cpio archive (newc) that `memgate vm` appends to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* counter.c - TSC, PMU instruction and callgrind counters around a measured region. */
 #include "hw/counter.h"
 

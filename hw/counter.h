@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* counter.h - what a CPU-bound region costs: TSC cycles, retired instructions, simulated counts. */
 #ifndef MG_HW_COUNTER_H
 #define MG_HW_COUNTER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpu.c - CPU identification through libcpuid, plus the leaf-7 bits libcpuid has no flag for. */
 #include "hw/detect.h"
 #include "hw/hw.h"

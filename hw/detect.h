@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* detect.h - the parts hw_detect() and hw_load_record() are made of, shared by the files of
  * hw/ (cpu.c, topo.c, host.c, record.c, hw.c); the other layers use hw.h. */
 #ifndef MG_HW_DETECT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* host.c - facts only this host can tell: hugetlb pools, THP mode, KVM, MADV_POPULATE_WRITE. */
 #include "hw/detect.h"
 #include "hw/hw.h"

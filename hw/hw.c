@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hw.c - put the hw facts together and fingerprint the host class (print.c prints them). */
 #include "hw/hw.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hw.h - what the suite plans from: topology (hwloc), CPU (libcpuid), kernel facts (sysfs). */
 #ifndef MG_HW_HW_H
 #define MG_HW_HW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* measure.c - clocks, cycle counters, steal time and RSS readers for the cases. */
 #include "hw/measure.h"
 

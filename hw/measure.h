@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* measure.h - what a sample records: wall and CPU time, cycles, steal, memory footprint. */
 #ifndef MG_HW_MEASURE_H
 #define MG_HW_MEASURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* print.c - `memgate hw`: the host description as text and as JSON. */
 #include "hw/hw.h"
 

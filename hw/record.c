@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* record.c - a host as a folder: `memgate hw --record DIR` writes it, `--host DIR` plans from it.
  */
 #include "hw/detect.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reserve.c - hugetlb pool reservation: a host-wide lock, a record of every delta, a restore
  * that survives signals, and recovery of what a killed memgate left behind. */
 #include "hw/reserve.h"

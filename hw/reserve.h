@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reserve.h - size a hugetlb pool for a run, under a host-wide lock, and put back what was
  * added on every way out: signals, and the next memgate after a SIGKILL. */
 #ifndef MG_HW_RESERVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* topo.c - load a topology with hwloc (this host, hwloc XML, or synthetic) and summarise it. */
 #include "hw/detect.h"
 #include "hw/hw.h"

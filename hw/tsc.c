@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tsc.c - TSC frequency calibration against CLOCK_MONOTONIC_RAW. */
 #include "hw/tsc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tsc.h - the time-stamp counter, fenced, and its frequency calibrated against the clock. */
 #ifndef MG_HW_TSC_H
 #define MG_HW_TSC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dispatch.c - a radix tree over guest pages, rebuilt per commit as QEMU's dispatch is. */
 #include "impl/dispatch.h"
 

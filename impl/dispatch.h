@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* dispatch.h - an address space's page-table dispatch, shaped as QEMU's AddressSpaceDispatch. */
 #ifndef MG_IMPL_DISPATCH_H
 #define MG_IMPL_DISPATCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kvm_guest.c - a real-mode KVM guest: by default one page writing a port in a loop. */
 #include "impl/kvm_guest.h"
 

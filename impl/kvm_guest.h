@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kvm_guest.h - a real KVM guest whose every instruction pair is a port write: one exit a call. */
 #ifndef MG_IMPL_KVM_GUEST_H
 #define MG_IMPL_KVM_GUEST_H

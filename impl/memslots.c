@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memslots.c - KVM's sorted memslot array and the three ways it was kept sorted (the 2014
  * memslot-sort thread). */
 #include "impl/memslots.h"

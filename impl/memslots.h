@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memslots.h - KVM's memslot array of 2014: sorted slots, id_to_index[], three update codes. */
 #ifndef MG_IMPL_MEMSLOTS_H
 #define MG_IMPL_MEMSLOTS_H

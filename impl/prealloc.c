@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prealloc.c - fault in guest memory with a pool of threads, as QEMU's -mem-prealloc does. */
 #include "impl/prealloc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prealloc.h - parallel guest-memory preallocation, as QEMU's -mem-prealloc (the 2017
  * parallel-prealloc thread, the 2025 thread-cap thread; docs/figures.md names their sources). */
 #ifndef MG_IMPL_PREALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rcu.c - grace periods, readers, and the call_rcu thread with its batching and trims. */
 #include "impl/rcu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rcu.h - a userspace RCU in the manner of QEMU's util/rcu.c, with its call_rcu thread. */
 #ifndef MG_IMPL_RCU_H
 #define MG_IMPL_RCU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rcu_boot.c - the N-disk boot model: devices, BARs a real guest programs, memory transactions. */
 #include "impl/rcu_boot.h"
 

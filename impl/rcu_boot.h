@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rcu_boot.h - a guest booting with N disks: the memory-map churn behind the 2017 malloc_trim
  * thread's regression. */
 #ifndef MG_IMPL_RCU_BOOT_H

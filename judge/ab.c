@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ab.c - drive two memgate binaries case by case, round by round, and judge head against base. */
 #include "judge/ab.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ab.h - two memgate builds measured in turn, case by case, in one run: the per-commit gate. */
 #ifndef MG_JUDGE_AB_H
 #define MG_JUDGE_AB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ab_side.c - a side of `memgate ab`: its command split as a shell would, the memgate among its
  * words found, and each of its `ab-protocol`, `list` and `run` children started, watched to
  * its deadline (or ab's stop signal) and read back. */

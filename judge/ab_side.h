@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ab_side.h - inside ab: a side, a memgate binary and its options, run as a child of its own:
  * its protocol checked, its cases listed, a round of one case run (ab_side.c). Prefix ab_side_;
  * ab_side_parse() and ab_check_protocol() are in ab.h for the command line. */

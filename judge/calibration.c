@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* calibration.c - per-metric A/A noise of a host class, kept beside its baselines (jansson). */
 #include "judge/calibration.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* calibration.h - each host class's own noise, per metric, from A/A rounds: memgate calibrate. */
 #ifndef MG_JUDGE_CALIBRATION_H
 #define MG_JUDGE_CALIBRATION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compare.c - judge every shared metric, correct for the run's many verdicts, make results. */
 #include "judge/compare.h"
 

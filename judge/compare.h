@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compare.h - verdicts of head against base for every shared metric, as results for reports. */
 #ifndef MG_JUDGE_COMPARE_H
 #define MG_JUDGE_COMPARE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gate.c - judge gates on the samples of one run, and turn the verdicts into results. */
 #include "judge/gate.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* gate.h - verdicts across perf cases of one run: ratios, "no slower", "faster". */
 #ifndef MG_JUDGE_GATE_H
 #define MG_JUDGE_GATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* history.c - read results files (jansson) into runs, cases and samples; find a host's runs. */
 #include "judge/history.h"
 

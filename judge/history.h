@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* history.h - results files read back: the unit of history, baselines and A/B rounds. */
 #ifndef MG_JUDGE_HISTORY_H
 #define MG_JUDGE_HISTORY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* merge.c - shards of one run as one results document: checked, de-duplicated, linear. */
 #include "judge/merge.h"
 

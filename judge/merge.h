@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* merge.h - a run's shards (--shard I/N on several agents) put back together as one run. */
 #ifndef MG_JUDGE_MERGE_H
 #define MG_JUDGE_MERGE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* model.c - modelled A/B runs judged by the procedures memgate has had: rates, not anecdotes. */
 #include "judge/model.h"
 

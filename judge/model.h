@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* model.h - the A/B verdicts on modelled rounds: their false-alarm rate and power, rerunnable. */
 #ifndef MG_JUDGE_MODEL_H
 #define MG_JUDGE_MODEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rules.c - parse the rules file with libconfig: gates and tolerances, checked line by line. */
 #include "judge/rules.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rules.h - the rules file: in-run gates and the tolerances of comparisons (libconfig). */
 #ifndef MG_JUDGE_RULES_H
 #define MG_JUDGE_RULES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* rules_embedded.c - ci/rules.conf compiled in, NUL-terminated: `memgate run` needs no file. */
 #include "judge/rules.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* verdict.c - direction-aware ratios, their intervals and one-sided p-values, per metric. */
 #include "judge/verdict.h"
 

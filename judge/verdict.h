@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* verdict.h - is head worse than base, beyond a tolerance? The judgement of A/B and baselines. */
 #ifndef MG_JUDGE_VERDICT_H
 #define MG_JUDGE_VERDICT_H

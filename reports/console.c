@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* console.c - the readable summary printed at the end of `memgate run`. */
 #include "reports/report.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* csv.c - the figures as Jenkins' Plot plugin reads them: a file per chart, a row of series
  * labels, then a row of values. */
 #include "reports/report.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* file.c - a report's document written whole, as util/file.c writes any file. */
 #include "reports/file.h"
 

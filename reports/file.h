@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* file.h - a report's JSON or XML document written as util/file.h writes any file. */
 #ifndef MG_REPORTS_FILE_H
 #define MG_REPORTS_FILE_H

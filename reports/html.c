@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * html.c - a static page a person would rather look at than read: the verdicts, a chart of
  * every perf case's samples, the gates' ratios against their thresholds, and with history

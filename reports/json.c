@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json.c - the run as JSON: every sample and summary, the input of baselines and comparisons. */
 #include "reports/report.h"
 

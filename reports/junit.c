@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* junit.c - JUnit XML through libxml2, in Jenkins' dialect or strict Ant's. */
 #include "reports/report.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nest.c - a guest's JSON and JUnit reports renamed into the host's (see nest.h). */
 #include "reports/nest.h"
 

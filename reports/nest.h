@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nest.h - a guest's reports inside the host's: what `memgate vm` brings back, its suites
  * renamed PREFIX.SUITE (for example guest[sockets=2,nodes=2].prealloc) and the guest's shape
  * and accelerator added as properties, so that a guest's run and the host's sit side by side

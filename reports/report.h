@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* report.h - what a run produced, and the writers that turn it into JUnit, JSON, CSV, HTML
  * and the console's text. */
 #ifndef MG_REPORTS_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* svg.c - the charts' drawing primitives and scales (see svg.h). */
 #include "reports/svg.h"
 

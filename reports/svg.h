@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* svg.h - the charts' drawing: SVG documents built with libxml2 (text, lines, rectangles,
  * dots), their geometry and colours, and a value scale with its axis. The HTML page
  * (html.c) lays out what these draw; the tree helpers serve its HTML too. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* case.c - the case model's small helpers: parameter sets, names, outcome names, and a suite's
  * tables of figures. */
 #include "run/case.h"

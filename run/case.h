@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* case.h - cases are data: suites are tables of case definitions, expanded over the host. */
 #ifndef MG_RUN_CASE_H
 #define MG_RUN_CASE_H

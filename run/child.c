@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* child.c - the case API inside the forked child: every call becomes one JSON line on a pipe. */
 #include "run/child.h"
 

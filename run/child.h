@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* child.h - internal to the runner: the state a case's child process reports through. */
 #ifndef MG_RUN_CHILD_H
 #define MG_RUN_CHILD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* guest.c - find the guest kit, boot it in a real QEMU, read its console and QEMU's memory. */
 #include "run/guest.h"
 

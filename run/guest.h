@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * guest.h - memgate's guest kit (guest/mkkit.sh: Debian's cloud kernel and a busybox-static
  * initramfs whose init reports on the serial console) booted by a real QEMU, KVM's vCPUs where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* impl_opts.c - the table of implementation choices; the names belong to the impl modules. */
 #include "run/impl_opts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* impl_opts.h - which implementation is under test: `--impl KEY=VALUE`, defaults the landed code.
  */
 #ifndef MG_RUN_IMPL_OPTS_H

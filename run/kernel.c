@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kernel.c - the kernel memgate vm boots, and its KVM for the guest (see kernel.h). */
 #include "run/kernel.h"
 

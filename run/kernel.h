@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kernel.h - the kernel `memgate vm --kernel` boots instead of the kit's: a linux-image .deb,
  * or an image (vmlinuz, a tree's arch/x86/boot/bzImage) with its modules (a .deb, a

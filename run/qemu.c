@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu.c - find the host's QEMU, ask its version, launch it over QMP and time it. */
 #include "run/qemu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu.h - the host's QEMU: which binary, its version, and one timed launch of it over QMP. */
 #ifndef MG_RUN_QEMU_H
 #define MG_RUN_QEMU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* result.c - building and freeing case results: outcomes, samples, properties, summaries. */
 #include "run/result.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* result.h - what a run learned about one case: outcome, samples, figures. Reports read this. */
 #ifndef MG_RUN_RESULT_H
 #define MG_RUN_RESULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* runner.c - expand suites into instances; fork, watch and reap one child per instance. */
 #include "run/runner.h"
 

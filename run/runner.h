@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* runner.h - expand suites over the host, run each case in a forked child, collect results. */
 #ifndef MG_RUN_RUNNER_H
 #define MG_RUN_RUNNER_H

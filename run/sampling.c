@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sampling.c - interleaved rounds of a perf case's arms; one sample in a fresh process. */
 #include "run/sampling.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* sampling.h - how perf cases take samples: arms interleaved round by round, and a fresh
  * process per sample where a sample must start from a fresh heap. Called in a case's child. */
 #ifndef MG_RUN_SAMPLING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm.c - memgate inside a guest of a chosen NUMA shape (see vm.h). */
 #include "run/vm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vm.h - memgate inside a guest of a chosen NUMA shape (`memgate vm`): the guest kit's kernel
  * and initramfs with this very memgate and its libraries appended (guest/pack.sh), booted by

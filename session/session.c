@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* session.c - one run from start to end: the order of it, and what the commands share. */
 #include "session/session.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * session.h - one run of memgate from start to end, the order of it kept in one place: plan the
  * cases from the host and the filters, reserve what they need, run them, resample what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* hw.c - the hw suite: do hwloc, libcpuid, sysfs and the TSC agree about this host? */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kvm.c - the kvm suite: the host kernel's KVM_SET_USER_MEMORY_REGION, timed per operation as
  * tools/testing/selftests/kvm/memslot_perf_test.c exercises it, beside the 2014 array (the
  * memslots case); the busy_guest case is kvm_busy.c, the VM both use kvm_vm.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kvm_busy.c - the kvm suite's busy_guest case: a real-mode vCPU increments bytes in 15 pages,
  * never exiting, while 256 slots are added and deleted; its access rate alone and meanwhile,
  * and the ioctls' cycles. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* kvm_vm.c - the kvm suite's VM: opened, made fresh, closed; where a slot goes; one timed
  * memslot change on the kernel or on the reference; pinning the case. */
 #include "suites/kvm_vm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pages.c - page kinds: a fresh mapping of each, its pool, and memset over it. */
 #include "suites/pages.h"
 

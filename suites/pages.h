@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pages.h - the page kinds guest memory comes in, shared by the prealloc and qemu suites:
  * a fresh mapping of each, its pool, and memset as the host's limit. */
 #ifndef MG_SUITES_PAGES_H

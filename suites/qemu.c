@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* qemu.c - the qemu suite: a real QEMU's -mem-prealloc start-up beside the reference
  * preallocation on the same pages (the 2017 parallel-prealloc and 2025 thread-cap threads are about
  * QEMU's own code), and the 60-disk boot of the 2017 malloc_trim thread on a real QEMU and kernel

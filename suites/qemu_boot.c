@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * qemu_boot.c - the qemu suite's boot cases: a real QEMU boots memgate's guest kit (Debian's
  * cloud kernel, a busybox initramfs) with N disks, each a virtio-scsi-pci controller of its

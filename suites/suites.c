@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* suites.c - the registry: a suite is its suite_def (declared in suites.h) and a line here. */
 #include "suites/suites.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* suites.h - the suites memgate knows, in the order it runs them. */
 #ifndef MG_SUITES_SUITES_H
 #define MG_SUITES_SUITES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* expect.h - what the test_cli*.c programs share: build/memgate run as a user runs it, its exit
  * status and output checked, its reports validated, scratch folders of a test's own. Static
  * inline, as testutil.h, whose per-program scratch folder they use. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # guest_kit.sh - the guest kit (guest/mkkit.sh): built from the kernel package alone, its
 # drivers in the order modules.dep gives, its init valid shell, rebuilt only when an input
 # changes, and a clear error without a package. Prints TAP for tests/run.sh.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # install.sh - make install and make uninstall with DESTDIR and PREFIX: the binary, memgate(1),
 # the bash completion and the default rules land where a packager expects them, the page
 # renders with man -l, the completion completes, and uninstall takes them all away again. Prints TAP for tests/run.sh.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # layers.sh - each folder is a layer and includes only from its own and the ones below it.
 # The order is the Makefile's LAYERS, with cli/ on top. Prints TAP for tests/run.sh: the
 # tree's own check, then a check that a planted upward include is caught.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # names.sh - every file of the repository that a comment or a document names is in it: the
 # project is for someone who has only the repository. Names are the Markdown files and the
 # paths under the project's own folders (ci/rules.conf, docs/gating.md, tests/schemas/...)

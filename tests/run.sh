@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run.sh - run the test programs (cmocka, TAP output) and print one summary line.
 # usage: tests/run.sh BUILD_DIR TEST_PROGRAM...
 # A program that dies before reporting all its tests has the missing ones counted as failed.

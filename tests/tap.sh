@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tap.sh - the TAP lines of the shell tests, sourced by them: `ok CONDITION...` and
 # `skip REASON`, each named by $what, numbered in $n. tests/run.sh counts them.
 n=0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cli.c - build/memgate as a user runs it: exit statuses, output, reports, the suites' checks,
  * records of other hosts (the judging commands: test_cli_judge.c; QEMU, KVM
  * and guests: test_cli_qemu.c; hostile input and interrupted runs: test_cli_hostile.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cli_hostile.c - build/memgate given what a shared CI host can throw at it: topologies and
  * host records made to break it, a closed stdout, runs interrupted or killed mid-case (what
  * was measured is kept, what was changed on the host is put back). */

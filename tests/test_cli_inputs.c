@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cli_inputs.c - the hostile pass over the surfaces that came after the last one: `vm
  * --shape` and `--shape-of`, calibration files, `--host` records, `ab`'s two sides and their
  * working folder, and the links of the HTML report. Each row is a row of docs/hostile.md. */

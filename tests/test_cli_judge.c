@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cli_judge.c - build/memgate's judging commands as a user runs them: rules, ab, baselines,
  * counters, calibration, and never a PASS where nothing was compared. */
 #include "tests/testutil.h"

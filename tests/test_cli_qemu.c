@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_cli_qemu.c - build/memgate with a real QEMU and KVM: the qemu and kvm suites, guest boots,
  * memgate vm, and ab leaving no QEMU behind. */
 #include "tests/testutil.h"

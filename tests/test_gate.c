@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_gate.c - gate verdicts on samples recorded on the CI machine and on synthetic ones. */
 #include "tests/testutil.h"
 

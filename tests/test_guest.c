@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_guest.c - the guest kit's console lines, finding the kit, and a boot's ends: done, a
  * guest that panics, one that never speaks, one that saw too few disks. The boots here are
  * of a stand-in QEMU (a shell script that prints what a guest would); test_cli boots the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_hw.c - detection on this host, topologies from XML and synthetic strings, bad input. */
 #include "tests/testutil.h"
 

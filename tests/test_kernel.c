@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_kernel.c - run/kernel.c on made-up kernels: an image's version from its boot header,
  * packages and module folders, KVM's modules and what they depend on, in loading order, with
  * each mismatch named; and the cpio archive the guest gets (util/cpio.c), read back. */

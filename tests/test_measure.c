@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_measure.c - the RSS, CPU-time, steal and cycle readers see real changes. */
 #include "tests/testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_memslots.c - the memslot array: refusals, every strategy against the oracle, the bug. */
 #include "tests/testutil.h"
 

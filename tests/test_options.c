@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_options.c - the option tables give everything: every option a command's table holds is
  * in its --help, in its section of memgate(1) and in its case of the bash completion, and
  * cli_parse() takes it; --help names no option that no command takes. */

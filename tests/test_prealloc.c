@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_prealloc.c - the thread plan, residency, running out, and the pool put back. */
 #include "tests/testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_proc.c - the one module that starts child processes: streams, deadlines, stops, tails. */
 #include "tests/testutil.h"
 

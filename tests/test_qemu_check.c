@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_qemu_check.c - the qemu suite's measurement on made-up launches and rounds: the fill read
  * from QEMU's resident memory, and the figures that cannot be true (an ERROR, never a PASS). */
 #include "tests/testutil.h"

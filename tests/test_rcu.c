@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_rcu.c - the RCU's promises, under stress; built a second time with ThreadSanitizer. */
 #include "tests/testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_rcu_boot.c - the boot model's parts: the dispatch tree, the KVM guest, rcu_boot_run per
  * policy. */
 #include "tests/testutil.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_runner.c - isolation, outcomes and reports, on a suite of cases that misbehave on purpose.
  */
 #include "tests/testutil.h"

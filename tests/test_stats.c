@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_stats.c - the statistics against values worked out independently of the code. */
 #include "tests/testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_text.c - XML-safe text, meminfo parsing, globs, input files and run folders. */
 #include "tests/testutil.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test_verdict.c - the per-commit gate's logic on synthetic samples: verdicts, the one-sided
  * tests, Holm's correction, the rules file, results read back, and A/B case identities. */
 #include "tests/testutil.h"

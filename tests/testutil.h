@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* testutil.h - what the cmocka test programs share: includes, skips with a reason, paths. */
 #ifndef MG_TESTS_TESTUTIL_H
 #define MG_TESTS_TESTUTIL_H

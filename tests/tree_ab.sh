@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tree_ab.sh - ci/kernel-ab.sh and ci/qemu-ab.sh on made-up trees (tests/fixtures/trees: a
 # Makefile and a configure that build in a second, no compiler): a work folder memgate did
 # not make is refused and left whole, the user's repository is only read, two jobs on one

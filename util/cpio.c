@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpio.c - newc archives (see cpio.h): the format of the kernel's
  * Documentation/driver-api/early-userspace/buffer-format.rst. */
 #include "util/cpio.h"

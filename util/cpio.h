@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* cpio.h - a cpio archive in the kernel's initramfs format (newc), written file by file: the
  * Linux kernel unpacks archives appended to an initramfs in turn, later files over earlier. */
 #ifndef MG_UTIL_CPIO_H

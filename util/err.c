@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* err.c - filling struct mg_err. */
 #include "util/err.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* err.h - the small error record public functions fill when a person will read the reason. */
 #ifndef MG_UTIL_ERR_H
 #define MG_UTIL_ERR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* file.c - a file memgate writes: checked before the run, written to a private temporary beside
  * it, synced and renamed over it. */
 #include "util/file.h"

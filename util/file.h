@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* file.h - the one way memgate writes a file (reports, calibrations, host records, its pool
  * records): safely, as root on shared CI hosts: never through a planted link, never
  * half-written, devices and pipes written in place. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json.c - JSON read one way: whole, bounded, duplicate keys refused, errors with their line. */
 #include "util/json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* json.h - the one way memgate reads JSON: a results file, a calibration, a host record, a
  * side's `list --json`, a child's events. A duplicate key is an error everywhere. */
 #ifndef MG_UTIL_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* proc.c - start, watch, kill and reap child processes; catch and restore the stop signals. */
 #include "util/proc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * proc.h - every child process memgate starts: the one place that forks. A child dies with
  * its parent, starts with default signal dispositions and an empty mask, and is watched

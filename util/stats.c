@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stats.c - medians, MAD, bootstrap intervals, Mann-Whitney U. Samples are small (< 10^4). */
 #include "util/stats.h"
 

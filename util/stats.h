@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* stats.h - robust summaries, bootstrap intervals and the Mann-Whitney U test for samples. */
 #ifndef MG_UTIL_STATS_H
 #define MG_UTIL_STATS_H

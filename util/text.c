@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* text.c - XML-safe copies of arbitrary bytes, small file readers, glob matching. */
 #include "util/text.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* text.h - small text helpers: XML-safe copies, file reads, glob matching. */
 #ifndef MG_UTIL_TEXT_H
 #define MG_UTIL_TEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* tmpdir.c - a run's own folder under $TMPDIR, locked while its process lives, and its removal
  * with everything in it (see tmpdir.h). */
 #include "util/tmpdir.h"

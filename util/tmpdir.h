@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tmpdir.h - a run's own folder under $TMPDIR (else /tmp), and its removal with everything in
  * it. Each folder holds a lock its process keeps while it lives (.owner, flock): a memgate that

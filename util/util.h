@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* util.h - the few helpers every layer wants: array length, a clock, qsort's compare, a hash. */
 #ifndef MG_UTIL_UTIL_H
 #define MG_UTIL_UTIL_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # debian-kernels.sh DIR - Debian's cloud kernels of three releases as packages in DIR, for
 # `memgate vm --kernel` and an ab of two kernels: bullseye's 5.10 (memslots in a sorted array,
 # 509 of them), bookworm's 6.1 and bookworm-backports' 6.12 (memslots in trees, 32,764). The

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # debian-tree.sh DIR - a kernel git repository made from Debian's linux source package, to try
 # ci/kernel-ab.sh on real kernel code without a clone of Linux:
 #   base  Linux 6.1 as Debian 12 ships its source (apt-get source linux/bookworm: the upstream

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # debian-tree.sh DIR - a QEMU git repository built from Debian's source packages, to try
 # ci/qemu-ab.sh on real QEMU code without a clone of QEMU's own repository:
 #   base        QEMU 7.2 as Debian 12 ships it (apt-get source qemu/bookworm, its patches applied)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* equivalence.c - memslots checks: seeded random operations against the plain oracle. */
 #include <assert.h>
 #include <errno.h>

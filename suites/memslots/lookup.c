@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lookup.c - memslots perf cases: cycles per gfn lookup, linear and binary, hit and miss. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* memslots.h - inside the memslots suite: what its checks, perf cases and table share. */
 #ifndef MG_SUITES_MEMSLOTS_MEMSLOTS_H
 #define MG_SUITES_MEMSLOTS_MEMSLOTS_H

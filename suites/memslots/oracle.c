@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oracle.c - the memslot model written for obviousness, and its random workload. */
 #include "suites/memslots/oracle.h"
 

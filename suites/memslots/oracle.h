@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* oracle.h - the plain model memslot strategies are checked against, and random ops. */
 #ifndef MG_SUITES_MEMSLOTS_ORACLE_H
 #define MG_SUITES_MEMSLOTS_ORACLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* regression.c - memslots checks: the named regressions of the 2014 review and since. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* suite.c - the memslots suite (the 2014 memslot-sort thread): its case table, its gates, its
  * summary table. */
 #include <assert.h>

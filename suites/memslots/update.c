@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* update.c - memslots perf cases: cycles per update of each strategy, and their growth. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* checks.c - the prealloc suite's checks: every page resident and its contents kept after a
  * prealloc, the thread rule and the page ranges on a table of guests, multi-node plans, and
  * a hugetlb pool too small for the region. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prealloc.h - inside the prealloc suite: what its checks (checks.c), its start-up perf case
  * (startup.c) and its case table (suite.c) share. Prefix prealloc_case_, which keeps these
  * apart from impl/prealloc.h's prealloc_ (the implementation they test). */

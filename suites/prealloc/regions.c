@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * regions.c - the prealloc suite's multi-node perf case: a guest's memory as one region per
  * NUMA node, each bound to its node, preallocated two ways side by side. In turn, each region

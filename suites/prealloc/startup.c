@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* startup.c - the prealloc suite's perf case: start-up time per page kind, method and thread
  * count, beside memset, mlock, MAP_POPULATE and the reference at QEMU's thread count; and its
  * table beside the published figures. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* suite.c - the prealloc suite (the 2017 parallel-prealloc thread, the 2025 thread-cap
  * thread): its case table, the implementation under test as --impl chose it, and the hugetlb
  * pages its cases need. */
