@@ -13,61 +13,17 @@ prog=kernel-ab
 work_var=MEMGATE_KERNEL_AB_WORK
 
 usage() {
-	cat >&2 <<'USAGE'
-usage: ci/kernel-ab.sh [-C LINUX_REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
-  -C LINUX_REPO  the kernel's git repository (default: the current folder); only read
-  -o OUT         the reports' folder (default: kernel-ab in the current folder):
-                 ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
-  PARENT HEAD    commits (anything git rev-parse takes); the same commit twice is an A/A
-  AB_OPTIONS     more options of memgate ab, e.g. -k 'kvm.perf.memslots*'
-Environment:
-  MEMGATE        the memgate binary (default: build/memgate of this checkout)
-  MEMGATE_KERNEL_AB_WORK  the work folder, kept between runs: a clone sharing the repository's
-                 objects, one build folder (a commit builds incrementally) and a bzImage per
-                 source tree (the next commit's parent is usually built already). memgate's
-                 own: made when missing; an existing folder it did not make is refused.
-                 Default: LINUX_REPO/../memgate-kernel-ab
-  MEMGATE_TREE_WAIT  how long a second job waits for the work folder (default 7200 s)
-  JOBS           parallel build jobs (default: nproc)
-Exit status: memgate ab's (0 pass, 1 a regression or a failed check, 2 bad input, 3 harness);
-4 when a side does not build.
-USAGE
-	exit 2
+	tree_usage kernel LINUX_REPO "the kernel's" "a bzImage" "-k 'kvm.perf.memslots*'"
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tree.sh"
-repo_arg=.
-out_arg=kernel-ab
-while getopts C:o:h opt; do
-	case "$opt" in
-	C) repo_arg=$OPTARG ;;
-	o) out_arg=$OPTARG ;;
-	*) usage ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -ge 2 ] || usage
-parent=$1
-head=$2
-shift 2
-[ "${1:-}" != "--" ] || shift
-tree_what="$parent..$head"
-
-memgate=${MEMGATE:-$here/../build/memgate}
+tree_start kernel "$@"
+shift "$tree_shift"
 fragment=$here/kernel/memgate.config
 jobs=${JOBS:-$(nproc)}
-if [ ! -x "$memgate" ]; then
-	tree_die "no memgate at $memgate: run make in memgate's checkout, or set MEMGATE"
-fi
-memgate=$(cd "$(dirname "$memgate")" && pwd)/$(basename "$memgate")
 cc=gcc
 ! command -v ccache >/dev/null 2>&1 || cc="ccache gcc"
-tree_repo "$repo_arg"
-tree_commit PARENT "$parent"
-tree_commit HEAD "$head"
-tree_out "$out_arg"
-tree_work kernel "${MEMGATE_KERNEL_AB_WORK:-$repo/../memgate-kernel-ab}"
 # A build folder configured from another fragment is configured again.
 config_id=$(cksum <"$fragment" | cut -d' ' -f1)
 

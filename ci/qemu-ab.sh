@@ -12,62 +12,18 @@ prog=qemu-ab
 work_var=MEMGATE_QEMU_AB_WORK
 
 usage() {
-	cat >&2 <<'USAGE'
-usage: ci/qemu-ab.sh [-C QEMU_REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
-  -C QEMU_REPO  the QEMU git repository (default: the current folder); only read
-  -o OUT        the reports' folder (default: qemu-ab in the current folder):
-                ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
-  PARENT HEAD   commits (anything git rev-parse takes); the same commit twice is an A/A
-  AB_OPTIONS    more options of memgate ab, e.g. --quick or -k 'qemu.perf.prealloc*'
-Environment:
-  MEMGATE       the memgate binary (default: build/memgate of this checkout)
-  MEMGATE_QEMU_AB_WORK  the work folder, kept between runs: a clone sharing the repository's
-                objects, one build folder (a commit builds incrementally) and a binary per
-                source tree (the next commit's parent is usually built already). memgate's
-                own: made when missing; an existing folder it did not make is refused.
-                Default: QEMU_REPO/../memgate-qemu-ab
-  MEMGATE_TREE_WAIT  how long a second job waits for the work folder (default 7200 s)
-  JOBS          parallel build jobs (default: nproc)
-  KERNEL_CACHE  where ci/install-deps.sh --qemu-build put a newer meson (/var/cache/memgate)
-Exit status: memgate ab's (0 pass, 1 a regression or a failed check, 2 bad input, 3 harness);
-4 when a side does not build.
-USAGE
-	exit 2
+	tree_usage qemu QEMU_REPO "the QEMU" "a binary" "--quick or -k 'qemu.perf.prealloc*'" \
+		"  KERNEL_CACHE  where ci/install-deps.sh --qemu-build put a newer meson (/var/cache/memgate)"
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tree.sh"
-repo_arg=.
-out_arg=qemu-ab
-while getopts C:o:h opt; do
-	case "$opt" in
-	C) repo_arg=$OPTARG ;;
-	o) out_arg=$OPTARG ;;
-	*) usage ;;
-	esac
-done
-shift $((OPTIND - 1))
-[ $# -ge 2 ] || usage
-parent=$1
-head=$2
-shift 2
-[ "${1:-}" != "--" ] || shift
-tree_what="$parent..$head"
-
-memgate=${MEMGATE:-$here/../build/memgate}
+tree_start qemu "$@"
+shift "$tree_shift"
 cache=${KERNEL_CACHE:-/var/cache/memgate}
 jobs=${JOBS:-$(nproc)}
-if [ ! -x "$memgate" ]; then
-	tree_die "no memgate at $memgate: run make in memgate's checkout, or set MEMGATE"
-fi
-memgate=$(cd "$(dirname "$memgate")" && pwd)/$(basename "$memgate")
 ccache_path=""
 [ ! -x /usr/lib/ccache/cc ] || ccache_path=/usr/lib/ccache:
-tree_repo "$repo_arg"
-tree_commit PARENT "$parent"
-tree_commit HEAD "$head"
-tree_out "$out_arg"
-tree_work qemu "${MEMGATE_QEMU_AB_WORK:-$repo/../memgate-qemu-ab}"
 
 # The meson a tree asks for (its meson.build's meson_version): Debian's when it is new enough,
 # else the one ci/install-deps.sh --qemu-build unpacked from bookworm-backports.

@@ -3,19 +3,89 @@
 # the work folder (memgate's own or refused, one job at a time), the source checked out in it
 # without writing into the user's repository, and each built tree kept under its tree hash.
 #
-# The caller sets $prog (its name, for messages) and $work_var (the name of its work folder's
-# environment variable) and calls, in this order: tree_out, tree_repo, tree_commit (for each
-# side, before anything is built), tree_work, then per side tree_checkout, its own build,
-# tree_verify and tree_keep. Bad input is exit 2 and names what was wrong.
+# The caller sets $prog (its name, for messages), $here (its folder) and $work_var (the name of
+# its work folder's environment variable), defines usage() (tree_usage with its own words), and
+# calls tree_start with its command line (which resolves both commits before anything is
+# built, then takes the reports folder and the work folder), then per side tree_commit,
+# tree_checkout, its own build, tree_verify and tree_keep; last tree_ab. Bad input is exit 2
+# and names what was wrong; what fails in the work folder itself, 3.
 
 # The marker that makes a folder a work folder of memgate's (its first line names the kind),
 # and the one that makes WORK/src memgate's clone.
 tree_marker=.memgate-tree
 tree_tmps=""
 
-tree_die() {
+# tree_fail STATUS WORDS...: WORDS on stderr, then exit STATUS.
+tree_fail() {
+	st=$1
+	shift
 	echo "$prog: $*" >&2
+	exit "$st"
+}
+
+tree_die() {
+	tree_fail 2 "$@"
+}
+
+# tree_usage KIND REPO WHAT KEPT EXAMPLE [ENVIRONMENT]: the usage of ci/KIND-ab.sh, whose -C
+# names REPO (WHAT git repository), whose kept builds are KEPT per source tree, with EXAMPLE
+# as ab options and its own ENVIRONMENT lines; then exit 2.
+tree_usage() {
+	cat >&2 <<USAGE
+usage: ci/$1-ab.sh [-C $2] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
+  -C $2  $3 git repository (default: the current folder); only read
+  -o OUT  the reports' folder (default: $1-ab in the current folder):
+      ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
+  PARENT HEAD  commits (anything git rev-parse takes); the same commit twice is an A/A
+  AB_OPTIONS  more options of memgate ab, e.g. $5
+Environment:
+  MEMGATE  the memgate binary (default: build/memgate of this checkout)
+  $work_var  the work folder, kept between runs: a clone sharing the
+      repository's objects, one build folder (a commit builds incrementally) and $4
+      per source tree (the next commit's parent is usually built already). memgate's own:
+      made when missing; an existing folder it did not make is refused.
+      Default: $2/../memgate-$1-ab
+  MEMGATE_TREE_WAIT  how long a second job waits for the work folder (default 7200 s)
+  JOBS  parallel build jobs (default: nproc)
+${6:+$6
+}Exit status: memgate ab's (0 pass, 1 a regression or a failed check, 2 bad input, 3 harness);
+4 when a side does not build.
+USAGE
 	exit 2
+}
+
+# tree_start KIND "$@": the command line of ci/KIND-ab.sh (usage() on bad words): $repo,
+# $parent and $head resolved as commits, $memgate, the reports folder $out and the work folder
+# $work, in that order, bad input refused before anything is made; $tree_shift: how many of
+# the words it took (the rest are ab's options).
+tree_start() {
+	kind=$1
+	shift
+	repo_arg=.
+	out_arg=$kind-ab
+	while getopts C:o:h opt; do
+		case "$opt" in
+		C) repo_arg=$OPTARG ;;
+		o) out_arg=$OPTARG ;;
+		*) usage ;;
+		esac
+	done
+	tree_shift=$((OPTIND + 1))
+	shift $((OPTIND - 1))
+	[ $# -ge 2 ] || usage
+	parent=$1
+	head=$2
+	[ "${3:-}" != "--" ] || tree_shift=$((tree_shift + 1))
+	tree_what="$parent..$head"
+	memgate=${MEMGATE:-$here/../build/memgate}
+	[ -x "$memgate" ] ||
+		tree_die "no memgate at $memgate: run make in memgate's checkout, or set MEMGATE"
+	memgate=$(cd "$(dirname "$memgate")" && pwd)/$(basename "$memgate")
+	tree_repo "$repo_arg"
+	tree_commit PARENT "$parent"
+	tree_commit HEAD "$head"
+	tree_out "$out_arg"
+	eval "tree_work \"\$kind\" \"\${$work_var:-\$repo/../memgate-\$kind-ab}\""
 }
 
 # tree_quote WORD: WORD as one word of ab's side (a POSIX shell's single quotes), whatever
@@ -158,27 +228,20 @@ tree_checkout() {
 	if [ ! -e "$src" ]; then
 		git clone -q --shared --no-checkout -- "$repo" "$src" &&
 			echo "memgate's clone of $repo" >"$src/.git/$tree_marker" ||
-			{
-				echo "$prog: cannot clone $repo into $src" >&2
-				exit 3
-			}
+			tree_fail 3 "cannot clone $repo into $src"
 	fi
 	# A commit the clone's refs do not hold is in the repository's objects, which it shares.
-	git -C "$src" checkout -q -f --detach "$1" && git -C "$src" clean -q -f -d $2 || {
-		echo "$prog: cannot check $1 out in $src" >&2
-		exit 3
-	}
+	git -C "$src" checkout -q -f --detach "$1" && git -C "$src" clean -q -f -d $2 ||
+		tree_fail 3 "cannot check $1 out in $src"
 }
 
 # tree_verify: the source just built is the tree that was asked for, unchanged: a kept build is
 # named by the tree it was built from, never by the one asked for.
 tree_verify() {
 	built=$(git -C "$src" rev-parse HEAD^{tree}) &&
-		[ "$built" = "$tree" ] && git -C "$src" diff --quiet HEAD -- || {
-		echo "$prog: $src no longer holds tree $tree after the build (it holds" \
-			"${built:-?}, or changed files): nothing kept" >&2
-		exit 3
-	}
+		[ "$built" = "$tree" ] && git -C "$src" diff --quiet HEAD -- ||
+		tree_fail 3 "$src no longer holds tree $tree after the build (it holds" \
+			"${built:-?}, or changed files): nothing kept"
 }
 
 # tree_keep DIR: the folder DIR (made by the caller inside $work) becomes $keep, with the tree

@@ -705,6 +705,14 @@ static const char *guest_memslots(const struct hist_run *r)
 	return "?";
 }
 
+/* Where side @s's guest of round @round writes its results (@ext "json") or its output ("log"). */
+static const char *guest_file(const struct ab_side *s, const struct ab_opts *o, unsigned int round,
+			      const char *ext, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s-guest-%u.%s", o->workdir, s->role, round, ext);
+	return buf;
+}
+
 /* One boot of side @s's guest running every selected case; its results into @r. */
 static int guest_round(struct ab_side *s, const struct ab_opts *o, unsigned int round,
 		       struct hist_run *r, struct mg_err *err)
@@ -714,8 +722,8 @@ static int guest_round(struct ab_side *s, const struct ab_opts *o, unsigned int 
 			       seed, "--timeout", t,	      "--no-gates"};
 	int code = 0, ret;
 
-	snprintf(path, sizeof(path), "%s/%s-guest-%u.json", o->workdir, s->role, round);
-	snprintf(log, sizeof(log), "%s/%s-guest-%u.log", o->workdir, s->role, round);
+	guest_file(s, o, round, "json", path, sizeof(path));
+	guest_file(s, o, round, "log", log, sizeof(log));
 	snprintf(n, sizeof(n), "%u", o->samples);
 	snprintf(w, sizeof(w), "%u", o->warmup);
 	snprintf(t, sizeof(t), "%.0f", o->timeout_s);
@@ -957,8 +965,8 @@ static bool round_failed(struct hist_run *runs, struct ab_side *base, struct ab_
 			failed = boot_failed(&runs[i], sides[i], round, out) || failed;
 			continue;
 		}
-		snprintf(log, sizeof(log), "%s/%s-guest-%u.log", o->workdir, sides[i]->role, round);
-		tail = text_read_file(log, 1u << 20);
+		tail = text_read_file(guest_file(sides[i], o, round, "log", log, sizeof(log)),
+				      1u << 20);
 		failed_row(sides[i], round, killed[i], tail ? last_lines(tail, 40) : "", out);
 		free(tail);
 		failed = true;

@@ -96,18 +96,25 @@ static int image_version(int fd, const char *name, char *version, size_t len, ch
 	return 0;
 }
 
+/* The version of the image at @path, named @name (the user's words for it) in messages. */
+static int read_version(const char *path, const char *name, char *version, size_t len, char *banner,
+			size_t blen, struct mg_err *err)
+{
+	char opt[PATH_MAX + 80];
+	int fd, ret;
+
+	snprintf(opt, sizeof(opt), "--kernel %s", name);
+	if ((fd = text_input_open(path, opt, 0, err)) < 0)
+		return fd;
+	ret = image_version(fd, name, version, len, banner, blen, err);
+	close(fd);
+	return ret;
+}
+
 int vm_kernel_version(const char *image, char *version, size_t len, char *banner, size_t blen,
 		      struct mg_err *err)
 {
-	char opt[PATH_MAX + 16];
-	int fd, ret;
-
-	snprintf(opt, sizeof(opt), "--kernel %s", image);
-	if ((fd = text_input_open(image, opt, 0, err)) < 0)
-		return fd;
-	ret = image_version(fd, image, version, len, banner, blen, err);
-	close(fd);
-	return ret;
+	return read_version(image, image, version, len, banner, blen, err);
 }
 
 /* Does @fd start as a Debian package (an ar archive whose first member is debian-binary)? */
@@ -219,26 +226,10 @@ static int input_kind(const char *opt, const char *path, bool folder_ok, struct 
 	return yes;
 }
 
-/* @k->image, a package's or the user's, and its version; the image checked as input. */
-static int open_image(struct vm_kernel *k, const char *kernel, struct mg_err *err)
-{
-	char name[PATH_MAX + 64], opt[PATH_MAX + 80];
-	int fd, ret;
-
-	shown(k, k->image, name, sizeof(name));
-	snprintf(opt, sizeof(opt), "--kernel %s", name);
-	if ((fd = text_input_open(k->image, opt, 0, err)) < 0)
-		return fd;
-	ret = image_version(fd, strcmp(name, kernel) ? name : kernel, k->version,
-			    sizeof(k->version), k->banner, sizeof(k->banner), err);
-	close(fd);
-	return ret;
-}
-
 int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 		   const char *workdir, struct mg_err *err)
 {
-	char root[PATH_MAX], boot[PATH_MAX + 8];
+	char root[PATH_MAX], boot[PATH_MAX + 8], name[PATH_MAX + 64];
 	int package, modules_package = 0, ret;
 
 	memset(k, 0, sizeof(*k));
@@ -261,7 +252,8 @@ int vm_kernel_open(struct vm_kernel *k, const char *kernel, const char *modules,
 	} else {
 		snprintf(k->image, sizeof(k->image), "%s", kernel);
 	}
-	if ((ret = open_image(k, kernel, err)))
+	if ((ret = read_version(k->image, shown(k, k->image, name, sizeof(name)), k->version,
+				sizeof(k->version), k->banner, sizeof(k->banner), err)))
 		return ret;
 	if (modules && modules_package) {
 		snprintf(root, sizeof(root), "%s/modules-deb", workdir);
@@ -549,8 +541,7 @@ static int add_module(const struct vm_kernel *k, const char *name, const char *f
 		/* A file that is there but unfit is an error, not a vendor without KVM. */
 		if (fd < 0)
 			return fd == -ENOENT ? -EINVAL : fd;
-		close(fd);
-		m->data = (unsigned char *)text_read_input(path, MODULE_MAX, &m->len, err);
+		m->data = (unsigned char *)text_read_opened(fd, file, MODULE_MAX, &m->len, err);
 		if (!m->data)
 			return -EIO;
 	}

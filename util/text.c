@@ -239,11 +239,21 @@ static const char *file_kind(mode_t mode)
 				: "not a regular file";
 }
 
+/* Is @mode a regular file (or with @folder_ok a folder)? Else -errno with @err naming @shown. */
+static int kind_ok(const char *shown, mode_t mode, int folder_ok, struct mg_err *err)
+{
+	if (S_ISREG(mode) || (folder_ok && S_ISDIR(mode)))
+		return 0;
+	return mg_err_set(err, S_ISDIR(mode) ? EISDIR : EINVAL, "%s: %s, not a regular file%s",
+			  shown, file_kind(mode), folder_ok ? " or a folder" : "");
+}
+
 static int input_ok(const char *path, const struct stat *st, size_t max, struct mg_err *err)
 {
-	if (!S_ISREG(st->st_mode))
-		return mg_err_set(err, S_ISDIR(st->st_mode) ? EISDIR : EINVAL,
-				  "%s: %s, not a regular file", path, file_kind(st->st_mode));
+	int ret = kind_ok(path, st->st_mode, 0, err);
+
+	if (ret)
+		return ret;
 	if ((uint64_t)st->st_size > max)
 		return mg_err_set(err, EFBIG, "%s: %lld bytes, more than such a file holds (%zu)",
 				  path, (long long)st->st_size, max);
@@ -259,32 +269,45 @@ int text_input_check(const char *path, size_t max, struct mg_err *err)
 	return input_ok(path, &st, max, err);
 }
 
-char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *err)
+int text_input_open(const char *path, const char *shown, int folder_ok, struct mg_err *err)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), ret;
+	struct stat st;
+
+	if (fd < 0)
+		return mg_err_set(err, errno, "%s: %s", shown, strerror(errno));
+	if (fstat(fd, &st))
+		ret = mg_err_set(err, errno, "%s: %s", shown, strerror(errno));
+	else
+		ret = kind_ok(shown, st.st_mode, folder_ok, err);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+char *text_read_opened(int fd, const char *shown, size_t max, size_t *len, struct mg_err *err)
+{
 	struct stat st;
 	char *buf = NULL;
 	ssize_t used;
 
-	if (fd < 0) {
-		mg_err_set(err, errno, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
 	if (fstat(fd, &st)) {
-		mg_err_set(err, errno, "%s: %s", path, strerror(errno));
+		mg_err_set(err, errno, "%s: %s", shown, strerror(errno));
 		goto out;
 	}
-	if (input_ok(path, &st, max, err))
+	if (input_ok(shown, &st, max, err))
 		goto out;
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		mg_err_set(err, ENOMEM, "%s: out of memory", path);
+		mg_err_set(err, ENOMEM, "%s: out of memory", shown);
 		goto out;
 	}
 	/* A file that grows while it is read is taken as it was when opened. */
 	used = read_up_to(fd, buf, (size_t)st.st_size);
 	if (used < 0) {
-		mg_err_set(err, (int)-used, "%s: %s", path, strerror((int)-used));
+		mg_err_set(err, (int)-used, "%s: %s", shown, strerror((int)-used));
 		free(buf);
 		buf = NULL;
 		goto out;
@@ -297,24 +320,9 @@ out:
 	return buf;
 }
 
-int text_input_open(const char *path, const char *shown, int folder_ok, struct mg_err *err)
+char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *err)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	struct stat st;
+	int fd = text_input_open(path, path, 0, err);
 
-	if (fd < 0)
-		return mg_err_set(err, errno, "%s: %s", shown, strerror(errno));
-	if (fstat(fd, &st)) {
-		int e = errno;
-
-		close(fd);
-		return mg_err_set(err, e, "%s: %s", shown, strerror(e));
-	}
-	if (!S_ISREG(st.st_mode) && !(folder_ok && S_ISDIR(st.st_mode))) {
-		close(fd);
-		return mg_err_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
-				  "%s: %s, not a regular file%s", shown, file_kind(st.st_mode),
-				  folder_ok ? " or a folder" : "");
-	}
-	return fd;
+	return fd < 0 ? NULL : text_read_opened(fd, path, max, len, err);
 }

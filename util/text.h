@@ -67,6 +67,14 @@ char *text_read_input(const char *path, size_t max, size_t *len, struct mg_err *
 int text_input_open(const char *path, const char *shown, int folder_ok, struct mg_err *err);
 
 /**
+ * text_read_opened() - read whole what text_input_open() opened (@fd, named @shown in
+ * messages), at most @max bytes (a larger file is refused), and close @fd. Returns the
+ * NUL-terminated contents (free them) with their length in @len (may be NULL), or NULL with
+ * @err set.
+ */
+char *text_read_opened(int fd, const char *shown, size_t max, size_t *len, struct mg_err *err);
+
+/**
  * text_read_u64() - read one unsigned decimal number from a sysfs/procfs file.
  * Returns 0 and fills @out, or -errno (-EINVAL when the file holds no number).
  */
