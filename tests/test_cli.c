@@ -334,7 +334,7 @@ static void test_csv_for_plot(void **state)
 	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "csv")));
 	snprintf(args, sizeof(args),
 		 "run -s memslots -k 'memslots.update.growing[[]capacity=128,impl=shift]' -n 3 "
-		 "--warmup 0 --csv %s/plots",
+		 "--warmup 0 --no-gates --csv %s/plots",
 		 dir);
 	expect(0, NULL, args);
 	snprintf(args, sizeof(args), "%s/plots/memslots-cycles.csv", dir);

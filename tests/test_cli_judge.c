@@ -143,7 +143,7 @@ static void test_history_cli(void **state)
 {
 	struct scratch s;
 	char args[1024], other[192];
-	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 8";
+	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 8 --no-gates";
 	char cmd[1024];
 
 	(void)state;
@@ -354,7 +354,7 @@ static void test_nothing_compared(void **state)
 {
 	struct scratch s;
 	char args[1024];
-	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4";
+	const char *sel = "-s memslots -k 'memslots.update.growing?capacity=128*' -n 4 --no-gates";
 	char cmd[1024];
 
 	(void)state;
