@@ -6,31 +6,17 @@
 #         tarball with Debian's patches applied)
 #   slow  base with ci/kernel/slow-memslot-update.patch: one more walk of the memslots on every
 #         KVM_SET_USER_MEMORY_REGION
-# Runs as an ordinary user: apt reads and writes a private configuration in DIR.apt, never the
-# system's sources. Needs a mirror of deb.debian.org (or MEMGATE_DEBIAN_MIRROR) and dpkg-dev.
+# Runs as an ordinary user, from any folder: apt reads and writes a private configuration in
+# DIR.apt (ci/debian-apt.sh), never the system's sources. Needs a mirror of deb.debian.org (or
+# MEMGATE_DEBIAN_MIRROR) and dpkg-dev.
 set -eu
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 DIR" >&2
-	exit 2
-fi
-dir=$1
-if [ -e "$dir" ]; then
-	echo "$0: $dir exists; give a new folder" >&2
-	exit 2
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-mirror=${MEMGATE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-mkdir -p "$dir.apt"
-apt=$(cd "$dir.apt" && pwd)
-mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
-printf 'deb-src %s bookworm main\n' "$mirror" >"$apt/sources.list"
-set -- -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o Debug::NoLocking=1
-[ "$(id -u)" -ne 0 ] || set -- "$@" -o APT::Sandbox::User=root
-apt-get "$@" update -q >/dev/null
+. "$here/../debian-apt.sh"
+debian_tree_start "$@"
+debian_sources bookworm
 # The source package unpacked by dpkg-source, Debian's patches applied.
-(cd "$apt/src" && apt-get "$@" source -q linux/bookworm >/dev/null)
+(cd "$apt/src" && debian_apt apt-get source -q linux/bookworm >/dev/null)
 src=$(find "$apt/src" -mindepth 1 -maxdepth 1 -type d -name 'linux-*' | head -n 1)
 
 mkdir -p "$dir"

@@ -7,38 +7,24 @@
 #               it is asked
 #   v10         QEMU 10.0 from bookworm-backports' source (its upstream tarball, which Debian
 #               repacked without firmware blobs; ci/qemu/ds-tarball.patch lets it configure)
-# Runs as an ordinary user: apt reads and writes a private configuration in DIR.apt, never the
-# system's sources. Needs a mirror of deb.debian.org (or the one in MEMGATE_DEBIAN_MIRROR).
+# Runs as an ordinary user, from any folder: apt reads and writes a private configuration in
+# DIR.apt (ci/debian-apt.sh), never the system's sources. Needs a mirror of deb.debian.org (or
+# the one in MEMGATE_DEBIAN_MIRROR).
 set -eu
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 DIR" >&2
-	exit 2
-fi
-dir=$1
-if [ -e "$dir" ]; then
-	echo "$0: $dir exists; give a new folder" >&2
-	exit 2
-fi
 here=$(cd "$(dirname "$0")" && pwd)
-mirror=${MEMGATE_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-apt=$dir.apt
-mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src"
-printf 'deb-src %s bookworm main\ndeb-src %s bookworm-backports main\n' "$mirror" "$mirror" \
-	>"$apt/sources.list"
-set -- -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o Debug::NoLocking=1
-[ "$(id -u)" -ne 0 ] || set -- "$@" -o APT::Sandbox::User=root
-apt-get "$@" update -q >/dev/null
+. "$here/../debian-apt.sh"
+debian_tree_start "$@"
+debian_sources bookworm bookworm-backports
 
 # 7.2: the whole source package, unpacked with Debian's patches.
-(cd "$apt/src" && apt-get "$@" source -q qemu/bookworm >/dev/null)
+(cd "$apt/src" && debian_apt apt-get source -q qemu/bookworm >/dev/null)
 old=$(find "$apt/src" -mindepth 1 -maxdepth 1 -type d -name 'qemu-*' | head -n 1)
 # 10.0: bookworm-backports' upstream tarball (its Debian part is not on every mirror).
-uri=$(apt-get "$@" source --print-uris qemu/bookworm-backports | grep "orig.tar" | head -n 1)
+uri=$(debian_apt apt-get source --print-uris qemu/bookworm-backports | grep "orig.tar" | head -n 1)
 url=$(echo "$uri" | cut -d"'" -f2)
 file=$(echo "$uri" | cut -d' ' -f2)
-/usr/lib/apt/apt-helper "$@" download-file "$url" "$apt/src/$file" >/dev/null
+debian_apt /usr/lib/apt/apt-helper download-file "$url" "$apt/src/$file" >/dev/null
 
 mkdir -p "$dir"
 git -C "$dir" init -q -b base
