@@ -38,11 +38,14 @@ int cli_cmd_rules(int argc, char **argv)
 static int report_comparison(const struct session *ss, const struct case_result *results, size_t n)
 {
 	struct report_run rep;
+	int ret;
 
 	session_report_init(ss, &rep, results, n);
 	rep.time_s = (double)(util_now_ns() - ss->t0) / 1e9;
 	report_console(&rep, 0, stdout);
-	return session_write_reports(ss->cfg, &rep) ? EXIT_HARNESS : session_status(results, n);
+	ret = session_write_reports(ss->cfg, &rep) ? EXIT_HARNESS : session_status(results, n);
+	session_report_release(&rep);
+	return ret;
 }
 
 /* A scratch directory for the sides' result files; removed with its files at the end. */

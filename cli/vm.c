@@ -108,6 +108,7 @@ static int failure_reports(struct cli *c, const char *prefix, const char *why, c
 			case_result_add_prop(r, props[i].name, props[i].value);
 		session_report_init(&ss, &rep, rows.results, rows.n);
 		session_write_reports(&c->cfg, &rep);
+		session_report_release(&rep);
 		session_close(&ss);
 	}
 	result_set_release(&rows);

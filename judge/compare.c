@@ -253,6 +253,15 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 		case_result_add_figure(r, figs[i].name, figs[i].value);
 	case_result_add_prop(r, "verdict", verdict_name(x->v));
 	case_result_add_prop(r, "judged", x->how);
+	r->judged = (struct judged_figures){
+	    .judged = true,
+	    .value = f->worse,
+	    .lo = f->worse_lo,
+	    .hi = f->worse_hi,
+	    .bound = 1 + x->tolerance,
+	    .unit = "x (head / base, the worse way)",
+	    .verdict = verdict_name(x->v),
+	};
 }
 
 int compare_results_make(struct judged *j, size_t n, const char *mode, const char *context,

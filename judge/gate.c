@@ -199,6 +199,15 @@ static enum gate_verdict judge(const struct gate_def *g, const struct case_resul
 	case_result_add_figure(r, "ratio_ci95_hi", f.hi);
 	case_result_add_figure(r, "p_value", f.p);
 	case_result_add_figure(r, "threshold", g->threshold);
+	r->judged = (struct judged_figures){
+	    .judged = true,
+	    .value = f.ratio,
+	    .lo = f.lo,
+	    .hi = f.hi,
+	    .bound = g->threshold,
+	    .at_least = g->kind == GATE_AT_LEAST,
+	    .unit = g->kind == GATE_AT_LEAST ? ma->def->unit : "x",
+	};
 	if (g->kind == GATE_AT_LEAST)
 		snprintf(msg, sizeof(msg),
 			 "%s%s of %s = %.4g (95%% CI %.4g..%.4g over %zu samples); threshold: at "

@@ -82,3 +82,17 @@ void report_console(const struct report_run *run, size_t from, FILE *out)
 		fprintf(out, ", %zu unstable", unstable);
 	fprintf(out, " (%.1f s)\n", run->time_s);
 }
+
+const char *report_summary_of(const struct report_run *run, const struct suite_def *suite)
+{
+	for (size_t i = 0; i < run->n_summaries; i++)
+		if (run->summaries[i].suite == suite)
+			return run->summaries[i].text;
+	return NULL;
+}
+
+void report_console_summaries(const struct report_run *run, FILE *out)
+{
+	for (size_t i = 0; i < run->n_summaries; i++)
+		fprintf(out, "\n%s", run->summaries[i].text);
+}

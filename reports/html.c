@@ -182,33 +182,6 @@ static void case_chart(struct page *pg, xmlNodePtr parent, const struct case_res
 
 /* ---- gates and verdicts: a ratio and its interval against the threshold ------------------ */
 
-static bool prop_num(const struct case_result *r, const char *name, double *v)
-{
-	const char *s = case_result_prop(r, name);
-
-	if (s)
-		*v = atof(s);
-	return s;
-}
-
-/* The ratio, its interval and the bound of a gate (ratio vs threshold) or a comparison
- * verdict (worse ratio vs 1 + tolerance). */
-static bool judged(const struct case_result *r, double *ratio, double *lo, double *hi,
-		   double *bound)
-{
-	double tol;
-
-	if (prop_num(r, "ratio", ratio) && prop_num(r, "ratio_ci95_lo", lo) &&
-	    prop_num(r, "ratio_ci95_hi", hi) && prop_num(r, "threshold", bound))
-		return true;
-	if (prop_num(r, "worse_ratio", ratio) && prop_num(r, "worse_ci95_lo", lo) &&
-	    prop_num(r, "worse_ci95_hi", hi) && prop_num(r, "tolerance", &tol)) {
-		*bound = 1 + tol;
-		return true;
-	}
-	return false;
-}
-
 static const char *outcome_color(enum case_outcome o)
 {
 	return o == OUTCOME_PASS			 ? COLOR_PASS
@@ -220,7 +193,7 @@ static const char *outcome_color(enum case_outcome o)
 static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct report_run *run,
 			  const char *suite)
 {
-	double lo = INFINITY, hi = -INFINITY, ratio, clo, chi, bound, y = 8;
+	double lo = INFINITY, hi = -INFINITY, y = 8;
 	size_t rows = 0;
 	struct svg_scale s;
 	xmlNodePtr svg;
@@ -228,14 +201,14 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 	char title[160], buf[96];
 
 	for (size_t i = 0; i < run->n; i++) {
-		const struct case_result *r = &run->results[i];
+		const struct judged_figures *v = &run->results[i].judged;
 
-		if (strcmp(r->inst->suite->name, suite) || !judged(r, &ratio, &clo, &chi, &bound) ||
-		    !isfinite(ratio))
+		if (strcmp(run->results[i].inst->suite->name, suite) || !v->judged ||
+		    !isfinite(v->value))
 			continue;
 		rows++;
-		lo = fmin(lo, fmin(isfinite(clo) ? clo : ratio, bound));
-		hi = fmax(hi, fmax(isfinite(chi) ? chi : ratio, bound));
+		lo = fmin(lo, fmin(isfinite(v->lo) ? v->lo : v->value, v->bound));
+		hi = fmax(hi, fmax(isfinite(v->hi) ? v->hi : v->value, v->bound));
 	}
 	if (!rows)
 		return;
@@ -244,19 +217,20 @@ static void verdict_chart(struct page *pg, xmlNodePtr parent, const struct repor
 	doc = svg_new(16 + (double)rows * ROW_H + AXIS_H + 8, title, &svg);
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
+		const struct judged_figures *v = &r->judged;
 		const char *color = outcome_color(r->outcome);
 		double mid = y + ROW_H / 2.0;
 
-		if (strcmp(r->inst->suite->name, suite) || !judged(r, &ratio, &clo, &chi, &bound) ||
-		    !isfinite(ratio))
+		if (strcmp(r->inst->suite->name, suite) || !v->judged || !isfinite(v->value))
 			continue;
 		svg_label(svg, mid + 4, color, r->inst->name);
-		if (isfinite(clo) && isfinite(chi))
-			svg_line(svg, svg_x(&s, clo), mid, svg_x(&s, chi), mid, color, 3, false);
-		svg_line(svg, svg_x(&s, bound), y + 1, svg_x(&s, bound), y + ROW_H - 1, COLOR_INK,
-			 1.2, true);
-		svg_dot(svg, svg_x(&s, ratio), mid, 4, color, false);
-		snprintf(buf, sizeof(buf), "%.3g (bound %.3g)", ratio, bound);
+		if (isfinite(v->lo) && isfinite(v->hi))
+			svg_line(svg, svg_x(&s, v->lo), mid, svg_x(&s, v->hi), mid, color, 3,
+				 false);
+		svg_line(svg, svg_x(&s, v->bound), y + 1, svg_x(&s, v->bound), y + ROW_H - 1,
+			 COLOR_INK, 1.2, true);
+		svg_dot(svg, svg_x(&s, v->value), mid, 4, color, false);
+		snprintf(buf, sizeof(buf), "%.3g (bound %.3g)", v->value, v->bound);
 		svg_text(svg, PLOT_X + PLOT_W + 8, mid + 4, "start", color, buf);
 		y += ROW_H;
 	}

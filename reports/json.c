@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,25 @@ static json_t *metric_json(const struct metric_result *m)
 			 s->ci_lo, "ci95_hi", s->ci_hi);
 }
 
+/* A number JSON can carry: NaN and the infinities (a ratio over zero) are null. */
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* A verdict's figures (gates, baseline and A/B rows), as numbers: null elsewhere. */
+static json_t *figures_json(const struct case_result *r)
+{
+	const struct judged_figures *v = &r->judged;
+
+	if (!v->judged)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "value", jnum(v->value), "ci95_lo",
+			 jnum(v->lo), "ci95_hi", jnum(v->hi), "bound", jnum(v->bound), "unit",
+			 v->unit, "direction", v->at_least ? "at least" : "at most", "verdict",
+			 v->verdict ? v->verdict : case_result_label(r));
+}
+
 static json_t *case_json(const struct case_result *r)
 {
 	json_t *params = json_object(), *metrics = json_array(), *props = json_object();
@@ -57,15 +77,15 @@ static json_t *case_json(const struct case_result *r)
 			json_array_append_new(metrics, metric_json(&r->metrics[i]));
 	for (size_t i = 0; i < r->n_props; i++)
 		json_object_set_new(props, r->props[i].name, jstr(r->props[i].value));
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:f, s:s, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:f, s:s, s:o, s:o, s:o}",
 			 "suite", in->suite->name, "group", case_group(in->def), "case",
 			 in->def->name, "name", in->name, "params", params, "kind",
 			 in->def->kind == CASE_PERF   ? "perf"
 			 : in->def->kind == CASE_GATE ? "gate"
 						      : "check",
-			 "outcome", case_result_label(r), "message", jstr(r->message), "time_s",
-			 r->time_s, "timestamp", r->timestamp, "metrics", metrics, "properties",
-			 props, "stderr_tail", jstr(r->stderr_tail));
+			 "outcome", case_result_label(r), "message", jstr(r->message), "figures",
+			 figures_json(r), "time_s", r->time_s, "timestamp", r->timestamp, "metrics",
+			 metrics, "properties", props, "stderr_tail", jstr(r->stderr_tail));
 }
 
 int report_json_write(const struct report_run *run, const char *path, struct mg_err *err)

@@ -158,32 +158,23 @@ static void add_host_properties(xmlNodePtr props, const struct report_run *run)
 static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 				const struct suite_def *suite)
 {
-	char name[512], value[64];
+	char name[512], value[3][32];
 
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
-		const char *ratio = case_result_prop(r, "ratio");
-		const char *threshold = case_result_prop(r, "threshold");
-		const char *verdict = case_result_prop(r, "verdict");
+		const struct judged_figures *v = &r->judged;
 
-		if (r->inst->suite != suite || r->inst->def->kind != CASE_GATE)
-			continue;
-		if (!ratio && (ratio = case_result_prop(r, "worse_ratio"))) {
-			/* A comparison: head over base on the worse side, against 1 + tolerance. */
-			const char *tol = case_result_prop(r, "tolerance");
-
-			snprintf(value, sizeof(value), "%.6g", 1 + (tol ? atof(tol) : 0));
-			threshold = value;
-		}
-		if (!ratio || !threshold)
+		if (r->inst->suite != suite || r->inst->def->kind != CASE_GATE || !v->judged)
 			continue; /* skipped or broken: no figure was judged */
+		snprintf(value[0], sizeof(value[0]), "%.6g", v->value);
+		snprintf(value[1], sizeof(value[1]), "%.6g", v->bound);
 		const struct {
 			const char *what, *v;
 		} p[] = {
-		    {"value", ratio},
-		    {"unit", verdict ? "x (head / base, the worse way)" : "x"},
-		    {"threshold", threshold},
-		    {"verdict", verdict ? verdict : case_result_label(r)},
+		    {"value", value[0]},
+		    {"unit", v->unit},
+		    {"threshold", value[1]},
+		    {"verdict", v->verdict ? v->verdict : case_result_label(r)},
 		};
 		for (size_t k = 0; k < ARRAY_SIZE(p); k++) {
 			snprintf(name, sizeof(name), "%s.%s.%s", case_group(r->inst->def),
@@ -233,11 +224,10 @@ static void add_suite_output(xmlNodePtr ts, const struct report_run *run,
 	char *out = NULL, *err = NULL;
 	size_t olen = 0, elen = 0;
 	FILE *fo = open_memstream(&out, &olen), *fe = open_memstream(&err, &elen);
-	char *summary = suite_summary(suite, run->results, run->n);
+	const char *summary = report_summary_of(run, suite);
 
 	if (fo && summary)
 		fprintf(fo, "%s\n", summary);
-	free(summary);
 
 	for (size_t i = 0; fo && fe && i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
@@ -270,7 +260,7 @@ static void add_testsuite(xmlNodePtr root, const struct report_run *run,
 	xmlNodePtr ts = xmlNewChild(root, NULL, BAD_CAST "testsuite", NULL);
 	xmlNodePtr props = xmlNewChild(ts, NULL, BAD_CAST "properties", NULL);
 	struct suite_totals t = {0};
-	char *summary = NULL;
+	const char *summary = NULL;
 
 	set_prop(ts, "name", suite->name);
 	add_host_properties(props, run);
@@ -280,9 +270,8 @@ static void add_testsuite(xmlNodePtr root, const struct report_run *run,
 			add_testcase(ts, &run->results[i], style, &t);
 	if (style == JUNIT_ANT)
 		add_suite_output(ts, run, suite);
-	else if ((summary = suite_summary(suite, run->results, run->n)))
+	else if ((summary = report_summary_of(run, suite)))
 		add_text_child(ts, "system-out", summary);
-	free(summary);
 	set_count(ts, "tests", t.tests);
 	set_count(ts, "failures", t.failures);
 	set_count(ts, "errors", t.errors);

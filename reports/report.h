@@ -11,6 +11,12 @@
 #include "run/result.h"
 #include "util/err.h"
 
+/* A suite's tables (its figures beside the published ones), rendered once for every report. */
+struct report_summary {
+	const struct suite_def *suite;
+	char *text;
+};
+
 struct report_run {
 	const struct hw_info *hw;
 	const struct case_result *results;
@@ -24,6 +30,8 @@ struct report_run {
 	const char *qemu;   /* the QEMU version the run used, "" when none */
 	const struct hist_run *history; /* --baseline's runs, newest first: the HTML's trends */
 	size_t n_history;
+	struct report_summary *summaries; /* each suite's that has a table; none: NULL */
+	size_t n_summaries;
 };
 
 enum junit_style {
@@ -78,6 +86,12 @@ void report_console_case(const struct case_result *r, FILE *out);
  * ended), then the line that counts them all.
  */
 void report_console(const struct report_run *run, size_t from, FILE *out);
+
+/** report_summary_of() - @suite's tables in @run, or NULL when it has none. */
+const char *report_summary_of(const struct report_run *run, const struct suite_def *suite);
+
+/** report_console_summaries() - each suite's tables, after the line that counts the cases. */
+void report_console_summaries(const struct report_run *run, FILE *out);
 
 /** report_metric_line() - "name: median U (MAD .., n ..)" for metric @m into @buf. */
 char *report_metric_line(const struct metric_result *m, char *buf, size_t len);

@@ -21,6 +21,20 @@ struct metric_result {
 	struct stats_summary sum; /* valid when n > 0 */
 };
 
+/*
+ * The figures a verdict was judged on (an in-run gate, a baseline or an A/B comparison): the
+ * ratio with its bootstrap 95% interval against its bound. Every report reads these; the
+ * verdict's properties carry the same figures, as text, for the readers of the JSON.
+ */
+struct judged_figures {
+	bool judged;	      /* false: no figure was judged (a skipped or broken row) */
+	double value, lo, hi; /* what was judged and its 95% interval */
+	double bound;	      /* the threshold; a comparison's 1 + tolerance */
+	bool at_least;	      /* the value must reach the bound (else: stay at or under it) */
+	const char *unit;     /* "x" for a ratio; a static string */
+	const char *verdict;  /* a comparison's verdict ("regression"); NULL: the outcome's */
+};
+
 struct case_prop {
 	char *name;
 	char *value;
@@ -40,6 +54,7 @@ struct case_result {
 	struct metric_result *metrics; /* one per metric of the definition */
 	struct case_prop *props;
 	size_t n_props;
+	struct judged_figures judged; /* a verdict's figures; judged false elsewhere */
 };
 
 /**

@@ -203,6 +203,22 @@ int session_check_reports(const struct session_config *cfg)
 	return 0;
 }
 
+/* Each suite's tables over the reported results, rendered once for every report. */
+static void render_summaries(struct report_run *rep)
+{
+	size_t n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
+
+	rep->summaries = calloc(n_suites ? n_suites : 1, sizeof(*rep->summaries));
+	for (size_t i = 0; rep->summaries && i < n_suites; i++) {
+		char *text = suite_summary(suites[i], rep->results, rep->n);
+
+		if (text)
+			rep->summaries[rep->n_summaries++] =
+			    (struct report_summary){.suite = suites[i], .text = text};
+	}
+}
+
 void session_report_init(const struct session *s, struct report_run *rep,
 			 const struct case_result *results, size_t n)
 {
@@ -221,6 +237,16 @@ void session_report_init(const struct session *s, struct report_run *rep,
 	strftime(rep->timestamp, sizeof(rep->timestamp), "%Y-%m-%dT%H:%M:%S", &tm);
 	gethostname(rep->hostname, sizeof(rep->hostname) - 1);
 	text_utf8_fix(rep->hostname, sizeof(rep->hostname));
+	render_summaries(rep);
+}
+
+void session_report_release(struct report_run *rep)
+{
+	for (size_t i = 0; i < rep->n_summaries; i++)
+		free(rep->summaries[i].text);
+	free(rep->summaries);
+	rep->summaries = NULL;
+	rep->n_summaries = 0;
 }
 
 int session_write_reports(const struct session_config *cfg, const struct report_run *rep)
@@ -376,21 +402,6 @@ int session_reserve_pool(struct session *s)
 		"size is put back on exit\n",
 		got);
 	return 0;
-}
-
-/* Each suite's own table (figures beside the published ones), after the case lines. */
-static void print_summaries(const struct report_run *rep, FILE *out)
-{
-	size_t n_suites;
-	const struct suite_def *const *suites = suites_all(&n_suites);
-
-	for (size_t i = 0; i < n_suites; i++) {
-		char *text = suite_summary(suites[i], rep->results, rep->n);
-
-		if (text)
-			fprintf(out, "\n%s", text);
-		free(text);
-	}
 }
 
 /* A case's lines on stdout as it ends, terminal or pipe (the Jenkins console is a pipe). */
@@ -564,20 +575,20 @@ int session_run(struct session *s, FILE *out)
 	ret = measure_and_judge(s, &opts, &bad_input, &err);
 	if (bad_input)
 		status = EXIT_USAGE;
-	session_report_init(s, &rep, s->results, s->n);
-	if (!merge_results(s)) {
-		rep.results = s->all;
-		rep.n = s->n_all;
-	}
+	if (merge_results(s))
+		session_report_init(s, &rep, s->results, s->n);
+	else
+		session_report_init(s, &rep, s->all, s->n_all);
 	rep.time_s = (double)(util_now_ns() - t0) / 1e9;
 	rep.history = s->history;
 	rep.n_history = s->n_history;
 	/* Whatever happened, what was measured is reported. The cases were shown as they ended:
 	 * the gates, baselines and counts are left, then each suite's own table. */
 	report_console(&rep, s->n, out);
-	print_summaries(&rep, out);
+	report_console_summaries(&rep, out);
 	if (session_write_reports(cfg, &rep))
 		status = EXIT_HARNESS;
+	session_report_release(&rep);
 	if (!ret && proc_stop)
 		ret = proc_stop;
 	proc_stops_resume();

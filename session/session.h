@@ -143,10 +143,14 @@ int session_run(struct session *s, FILE *out);
 
 /**
  * session_report_init() - a report of the @n @results on @s's host: this memgate's version
- * and commit, the label, the QEMU, the time now (UTC) and the host name.
+ * and commit, the label, the QEMU, the time now (UTC), the host name, and each suite's tables
+ * over @results, rendered once for every report (session_report_release() frees them).
  */
 void session_report_init(const struct session *s, struct report_run *rep,
 			 const struct case_result *results, size_t n);
+
+/** session_report_release() - what session_report_init() rendered for @rep (the suites' tables). */
+void session_report_release(struct report_run *rep);
 
 /** session_write_reports() - @cfg's --junit, --json, --csv and --html of @rep; 0 or EXIT_HARNESS.
  */

@@ -445,14 +445,68 @@ static void test_json_report(void **state)
 	unlink(path);
 }
 
+/*
+ * A gate's figures reach the reports as numbers: JUnit's properties and the JSON's "figures"
+ * are made from them, never from a property's text (here a false "ratio" no report may read),
+ * and a suite's tables, rendered once, are what JUnit shows of the suite.
+ */
+static void test_verdict_figures(void **state)
+{
+	const struct case_def def = {.name = "a_vs_b", .group = "gates", .kind = CASE_GATE};
+	struct report_summary summary = {.suite = NULL, .text = "the suite's table"};
+	struct result_set set;
+	struct report_run rep;
+	struct case_result *r;
+	struct mg_err err;
+	char xml[128], js[128];
+	xmlDocPtr doc;
+	json_t *root, *f;
+
+	(void)state;
+	close(mkstemp(test_tmp_template(xml, sizeof(xml), "fig")));
+	close(mkstemp(test_tmp_template(js, sizeof(js), "fig")));
+	assert_int_equal(result_set_init(&set, 1), 0);
+	r = result_set_add(&set, &selftest, NULL, "a_vs_b", &def);
+	assert_non_null(r);
+	case_result_add_prop(r, "ratio", "999");
+	r->judged = (struct judged_figures){
+	    .judged = true, .value = 0.5, .lo = 0.25, .hi = 0.75, .bound = 1, .unit = "x"};
+	make_report(&rep);
+	rep.results = set.results;
+	rep.n = set.n;
+	summary.suite = &selftest;
+	rep.summaries = &summary;
+	rep.n_summaries = 1;
+	assert_int_equal(report_junit_write(&rep, JUNIT_JENKINS, xml, &err), 0);
+	doc = xmlReadFile(xml, NULL, 0);
+	assert_non_null(doc);
+	assert_xpath(doc, "string(//property[@name='gates.a_vs_b.value']/@value)", "0.5");
+	assert_xpath(doc, "string(//property[@name='gates.a_vs_b.threshold']/@value)", "1");
+	assert_xpath(doc, "string(//property[@name='gates.a_vs_b.verdict']/@value)", "PASS");
+	assert_xpath(doc, "string(//testsuite/system-out)", "the suite's table");
+	xmlFreeDoc(doc);
+	assert_int_equal(report_json_write(&rep, js, &err), 0);
+	root = json_load_file(js, 0, NULL);
+	assert_non_null(root);
+	f = json_object_get(json_array_get(json_object_get(root, "cases"), 0), "figures");
+	assert_true(json_real_value(json_object_get(f, "value")) == 0.5);
+	assert_true(json_real_value(json_object_get(f, "ci95_hi")) == 0.75);
+	assert_string_equal(json_string_value(json_object_get(f, "direction")), "at most");
+	json_decref(root);
+	result_set_release(&set);
+	unlink(xml);
+	unlink(js);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_outcomes),	   cmocka_unit_test(test_pass_figures),
-	    cmocka_unit_test(test_crash_isolated), cmocka_unit_test(test_timeout_and_exit),
-	    cmocka_unit_test(test_bad_events),	   cmocka_unit_test(test_filters),
-	    cmocka_unit_test(test_junit_jenkins),  cmocka_unit_test(test_junit_ant),
-	    cmocka_unit_test(test_time_format),	   cmocka_unit_test(test_json_report),
+	    cmocka_unit_test(test_outcomes),	    cmocka_unit_test(test_pass_figures),
+	    cmocka_unit_test(test_crash_isolated),  cmocka_unit_test(test_timeout_and_exit),
+	    cmocka_unit_test(test_bad_events),	    cmocka_unit_test(test_filters),
+	    cmocka_unit_test(test_junit_jenkins),   cmocka_unit_test(test_junit_ant),
+	    cmocka_unit_test(test_time_format),	    cmocka_unit_test(test_json_report),
+	    cmocka_unit_test(test_verdict_figures),
 	};
 
 	return cmocka_run_group_tests_name("runner", tests, setup, teardown);
