@@ -80,7 +80,10 @@ uint64_t case_guest_size(const struct hw_info *hw, const struct run_opts *o)
 		 * not push the host into reclaim; 4 GiB is what QEMU's published figures use, and
 		 * 1 GiB (512 pages of 2 MiB) already shows the threads scale, in a quarter of
 		 * the time; --quick takes 256 MiB. */
-		size = o->long_run ? 4 * gib : o->quick ? 256 * mib : gib;
+		size = (o->long_run ? CASE_SIZE_LONG_MIB
+			: o->quick  ? CASE_SIZE_QUICK_MIB
+				    : CASE_SIZE_MIB) *
+		       mib;
 		if (hw->meminfo_available_kib && size > hw->meminfo_available_kib * 1024 / 4)
 			size = hw->meminfo_available_kib * 1024 / 4;
 	}

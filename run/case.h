@@ -178,6 +178,14 @@ struct run_opts {
 	void *on_result_arg;
 };
 
+/* The guest memory the cases that model a guest take without --size, as --help says it: in MiB,
+ * for the text; case_guest_size() takes at most a quarter of MemAvailable. */
+#define CASE_SIZE_MIB 1024
+#define CASE_SIZE_LONG_MIB 4096
+#define CASE_SIZE_QUICK_MIB 256
+#define CASE_STR_(x) #x
+#define CASE_STR(x) CASE_STR_(x)
+
 /**
  * case_guest_size() - bytes of guest memory the cases that model a guest use: --size, or
  * min(1 GiB (4 GiB with --long, 256 MiB quick), a quarter of MemAvailable), in whole 1 GiB pages

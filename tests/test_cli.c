@@ -186,6 +186,53 @@ static void test_prealloc_checks(void **state)
 }
 
 /*
+ * What --help says the default guest size is, a prealloc case takes: min(the help's figure, a
+ * quarter of MemAvailable), as its size_mib property records.
+ */
+static void test_size_default(void **state)
+{
+	char *help, *out, args[512];
+	const char *json = test_tmp("size.json"), *at;
+	unsigned long said, avail_kib = 0, want;
+	json_t *root;
+	FILE *f;
+	char line[256];
+
+	(void)state;
+	assert_int_equal(memgate(&help, "run --help"), 0);
+	at = strstr(help, "(default: min(");
+	assert_non_null(at);
+	said = strtoul(at + strlen("(default: min("), NULL, 10);
+	free(help);
+	assert_true(said > 0);
+	f = fopen("/proc/meminfo", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "MemAvailable: %lu kB", &avail_kib);
+	fclose(f);
+	if (avail_kib / 1024 / 4 < said * 3 / 2)
+		skip_because("a quarter of MemAvailable (%lu MiB) is near the default: the size "
+			     "depends on when it is read",
+			     avail_kib / 1024 / 4);
+	want = said;
+	snprintf(args, sizeof(args),
+		 "run -s prealloc -k 'prealloc.perf.startup[[]kind=anon-4k]' -n 1 --warmup 0 "
+		 "--no-gates --json %s",
+		 json);
+	assert_int_equal(memgate(&out, "%s", args), 0);
+	free(out);
+	root = json_load_file(json, 0, NULL);
+	assert_non_null(root);
+	assert_string_equal(
+	    json_string_value(json_object_get(
+		json_object_get(json_array_get(json_object_get(root, "cases"), 0), "properties"),
+		"size_mib")),
+	    (snprintf(line, sizeof(line), "%lu", want), line));
+	json_decref(root);
+	unlink(json);
+}
+
+/*
  * The RCU checks; a 1-disk boot with its guest where /dev/kvm is ours; and with jemalloc
  * preloaded, malloc is not the C library's: the boot SKIPs saying so, the checks still pass.
  */
@@ -653,6 +700,7 @@ int main(void)
 	    cmocka_unit_test(test_usage),
 	    cmocka_unit_test(test_junit_properties),
 	    cmocka_unit_test(test_prealloc_checks),
+	    cmocka_unit_test(test_size_default),
 	    cmocka_unit_test(test_memslots_checks),
 	    cmocka_unit_test(test_rcu_suite),
 	    cmocka_unit_test(test_hw_text_and_json),
