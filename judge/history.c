@@ -30,6 +30,7 @@ static int load_metric(const json_t *jm, struct hist_metric *m)
 	m->name = str_of(jm, "name");
 	m->unit = str_of(jm, "unit");
 	m->better = strcmp(str_of(jm, "better"), "higher") ? LOWER_IS_BETTER : HIGHER_IS_BETTER;
+	m->reference = json_is_true(json_object_get(jm, "reference"));
 	m->n = json_array_size(samples);
 	/* Judging resamples every sample thousands of times: a bound keeps it to seconds. */
 	if (m->n > HIST_MAX_SAMPLES)

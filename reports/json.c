@@ -26,7 +26,7 @@ static json_t *jstr(const char *s)
 	return j;
 }
 
-static json_t *metric_json(const struct metric_result *m)
+static json_t *metric_json(const struct metric_result *m, bool reference)
 {
 	json_t *samples = json_array(), *stolen = json_array();
 	const struct stats_summary *s = &m->sum;
@@ -35,14 +35,14 @@ static json_t *metric_json(const struct metric_result *m)
 		json_array_append_new(samples, json_real(m->v[i]));
 		json_array_append_new(stolen, json_boolean(m->stolen[i]));
 	}
-	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:{s:I, s:f, s:f, s:f, s:f, s:f, s:f, "
-			 "s:f, s:f}}",
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:o, s:o, s:{s:I, s:f, s:f, s:f, s:f, s:f, "
+			 "s:f, s:f, s:f}}",
 			 "name", m->def->name, "unit", m->def->unit, "better",
 			 m->def->better == LOWER_IS_BETTER ? "lower" : "higher", "counter",
-			 m->counter[0] ? m->counter : "none", "samples", samples, "stolen", stolen,
-			 "summary", "n", (json_int_t)s->n, "median", s->median, "mad", s->mad,
-			 "min", s->min, "max", s->max, "mean", s->mean, "sd", s->sd, "ci95_lo",
-			 s->ci_lo, "ci95_hi", s->ci_hi);
+			 m->counter[0] ? m->counter : "none", "reference", reference, "samples",
+			 samples, "stolen", stolen, "summary", "n", (json_int_t)s->n, "median",
+			 s->median, "mad", s->mad, "min", s->min, "max", s->max, "mean", s->mean,
+			 "sd", s->sd, "ci95_lo", s->ci_lo, "ci95_hi", s->ci_hi);
 }
 
 /* A number JSON can carry: NaN and the infinities (a ratio over zero) are null. */
@@ -74,7 +74,10 @@ static json_t *case_json(const struct case_result *r)
 				    json_string(in->params.p[i].value));
 	for (unsigned int i = 0; i < in->def->n_metrics; i++)
 		if (r->metrics[i].n)
-			json_array_append_new(metrics, metric_json(&r->metrics[i]));
+			json_array_append_new(
+			    metrics,
+			    metric_json(&r->metrics[i],
+					suite_is_reference(in->suite, r->metrics[i].def->name)));
 	for (size_t i = 0; i < r->n_props; i++)
 		json_object_set_new(props, r->props[i].name, jstr(r->props[i].value));
 	return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:s, s:o, s:o, s:f, s:s, s:o, s:o, s:o}",

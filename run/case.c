@@ -172,3 +172,11 @@ char *suite_summary(const struct suite_def *s, const struct case_result *results
 	}
 	return buf;
 }
+
+bool suite_is_reference(const struct suite_def *s, const char *name)
+{
+	for (const char *const *g = s->reference; g && *g; g++)
+		if (text_glob(*g, name))
+			return true;
+	return false;
+}

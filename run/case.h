@@ -129,6 +129,12 @@ struct suite_def {
 	const struct summary_table *const *tables;
 	/* --reserve-hugepages: how many free pages of @page bytes its cases use (NULL: none). */
 	uint64_t (*hugepages)(const struct hw_info *hw, const struct run_opts *opts, uint64_t page);
+	/*
+	 * Its reference arms: globs of the metrics that measure memgate's own program beside the
+	 * code under test (NULL-ended; NULL: none). When two builds differ only in the QEMU or the
+	 * kernel they run, these are the same program on both sides: `ab` shows them as context.
+	 */
+	const char *const *reference;
 };
 
 /* One case with one parameter set: what the runner forks for. */
@@ -284,6 +290,9 @@ const char *case_outcome_name(enum case_outcome o);
  * two sides of an A/B, or between a run and its baselines, by design. Returns @buf.
  */
 char *case_key(const char *full_name, char *buf, size_t len);
+
+/** suite_is_reference() - is metric @name one of @s's reference arms (suite_def.reference)? */
+bool suite_is_reference(const struct suite_def *s, const char *name);
 
 /**
  * suite_summary() - @s's tables over the @n @results, one after another, as one text (the

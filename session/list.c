@@ -71,10 +71,12 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 
 		for (unsigned int m = 0; m < d->n_metrics; m++)
 			json_array_append_new(
-			    metrics, json_pack("{s:s, s:s, s:s}", "name", d->metrics[m].name,
-					       "unit", case_metric_unit(d, m, k), "better",
-					       d->metrics[m].better == LOWER_IS_BETTER ? "lower"
-										       : "higher"));
+			    metrics,
+			    json_pack("{s:s, s:s, s:s, s:b}", "name", d->metrics[m].name, "unit",
+				      case_metric_unit(d, m, k), "better",
+				      d->metrics[m].better == LOWER_IS_BETTER ? "lower" : "higher",
+				      "reference",
+				      suite_is_reference(insts[i].suite, d->metrics[m].name)));
 		json_t *c = json_pack("{s:s, s:s, s:s, s:o}", "name",
 				      case_full_name(&insts[i], full, sizeof(full)), "suite",
 				      insts[i].suite->name, "kind",

@@ -714,4 +714,6 @@ const struct suite_def suite_qemu = {
     .n_cases = ARRAY_SIZE(qemu_cases),
     .tables = (const struct summary_table *const[]){&qemu_table, &qemu_boot_table, NULL},
     .hugepages = qemu_hugepages,
+    /* memgate's own preallocation beside QEMU's, and the ratio of the two. */
+    .reference = (const char *const[]){"ref.*", "memset.ms", "qemu_over_ref", NULL},
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "judge/ab.h"
+#include "judge/ab_case.h"
 #include "judge/calibration.h"
 #include "judge/compare.h"
 #include "judge/gate.h"
@@ -630,10 +631,91 @@ static void test_sides_differ_in_qemu_only(void **state)
 	}
 }
 
+/*
+ * ab's verdict arithmetic on made-up rounds (judge/ab_verdict.c): a start-up 60% slower in
+ * head is a regression at the case's share of alpha; the suite's reference arm, twice as slow,
+ * is context when the sides differ in their QEMU only, and a gated metric when they do not.
+ */
+static void test_ab_rounds(void **state)
+{
+	double b0[10], h0[10], b1[10], h1[10];
+	struct ab_metric m[2] = {
+	    {.name = "qemu.startup_ms",
+	     .unit = "ms",
+	     .better = LOWER_IS_BETTER,
+	     .base = b0,
+	     .head = h0,
+	     .n = 10},
+	    {.name = "ref.ms",
+	     .unit = "ms",
+	     .better = LOWER_IS_BETTER,
+	     .reference = true,
+	     .base = b1,
+	     .head = h1,
+	     .n = 10},
+	};
+	struct ab_case c = {.key = "qemu.perf.prealloc[backend=memfd-hugetlb-2m]",
+			    .base_name = "qemu.perf.prealloc[backend=memfd-hugetlb-2m]",
+			    .head_name = "qemu.perf.prealloc[backend=memfd-hugetlb-2m]",
+			    .suite = "qemu",
+			    .metrics = m,
+			    .n_metrics = 2,
+			    .cut = -1,
+			    .confirm = 0};
+	struct rules rules;
+	struct mg_err err;
+	struct ab_opts o = {.rounds = 10, .samples = 5, .qemu_only = true};
+	struct ab_outcome out;
+	struct tolerance t;
+	size_t failed = 0;
+
+	(void)state;
+	assert_int_equal(rules_load(&rules, NULL, &err), 0);
+	o.rules = &rules;
+	around(b0, 10, 100, 0.02, 1);
+	around(h0, 10, 160, 0.02, 2);
+	around(b1, 10, 50, 0.02, 3);
+	around(h1, 10, 100, 0.02, 4);
+	/* The reference arm: gated by the rules, context between two QEMUs. */
+	o.qemu_only = false;
+	assert_true(ab_tolerance(&o, &c, &m[1]).gate);
+	o.qemu_only = true;
+	t = ab_tolerance(&o, &c, &m[1]);
+	assert_false(t.gate);
+	assert_non_null(strstr(t.why, "differ in their QEMU only"));
+	for (size_t i = 0; i < 2; i++)
+		c.n_gated += ab_tolerance(&o, &c, &m[i]).gate;
+	assert_int_equal(c.n_gated, 1);
+	ab_split_alpha(&c, 1, &o);
+	assert_true(fabs(c.alpha - rules.alpha) < 1e-12); /* one gated metric, one look */
+	assert_false(ab_flag_case(&c, &o));		  /* 60% is shown at the first look */
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(ab_conclude_all(&c, 1, &o, &out), 0);
+	assert_int_equal(out.cases_compared, 1);
+	for (size_t i = 0; i < out.verdicts.rows.n; i++) {
+		const struct case_result *r = &out.verdicts.rows.results[i];
+
+		if (!r->judged.judged)
+			continue;
+		assert_string_equal(r->judged.verdict, "regression"); /* both are, measured */
+		if (r->outcome == OUTCOME_FAIL) {
+			failed++;
+			assert_true(r->judged.value > 1.5 && r->judged.value < 1.7);
+			assert_non_null(strstr(r->message, "qemu.startup_ms"));
+		} else {
+			assert_true(r->judged.value > 1.9 && r->judged.value < 2.1);
+		}
+	}
+	assert_int_equal(failed, 1); /* the start-up only: the reference is context */
+	compare_results_release(&out.verdicts);
+	rules_release(&rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_t_and_holm),
+	    cmocka_unit_test(test_ab_rounds),
 	    cmocka_unit_test(test_paired_verdicts),
 	    cmocka_unit_test(test_runs_verdicts),
 	    cmocka_unit_test(test_rules),
