@@ -241,7 +241,7 @@ static int set_impl(struct cli *c, const char *opt, const char *arg)
 	struct mg_err err;
 
 	(void)opt;
-	if (impl_opts_set(&c->cfg.impl, arg, &err)) {
+	if (session_impl_set(&c->cfg.impl, arg, &err)) {
 		cli_usage_error("%s", err.msg);
 		return -EINVAL;
 	}

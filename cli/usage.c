@@ -93,7 +93,7 @@ void cli_print_help(const struct cli_command *cmd, FILE *f)
 		fputs("\nimplementations under test (--impl KEY=VALUE; the first value is the "
 		      "default):\n",
 		      f);
-		impl_opts_describe(f);
+		session_impl_describe(f);
 	}
 	fprintf(f, "\nexit status:\n%s", exit_text);
 }
@@ -115,7 +115,7 @@ int cli_print_usage(void)
 	       "them all.\n\nexit status:\n%s\nimplementations under test (--impl KEY=VALUE; "
 	       "the first value is the default):\n",
 	       exit_text);
-	impl_opts_describe(stdout);
+	session_impl_describe(stdout);
 	return EXIT_PASSED;
 }
 
@@ -176,7 +176,7 @@ static void make_synopsis(const void *arg, FILE *m)
 static void make_implementations(const void *arg, FILE *m)
 {
 	(void)arg;
-	impl_opts_describe(m);
+	session_impl_describe(m);
 }
 
 int cli_print_man(FILE *f)

@@ -7,6 +7,7 @@
 
 #include "run/case.h"
 #include "run/impl_opts.h"
+#include "suites/suites.h"
 #include "util/text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,11 +17,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = strndup((const char *)data, size); /* what a parser of a string sees */
 	char key[256], *half;
 	struct impl_opts o = {0};
+	const struct impl_key *keys[IMPL_MAX_KEYS];
+	size_t n = suites_impl_keys(keys, IMPL_MAX_KEYS);
 	struct mg_err err;
 
 	if (!text)
 		return 0;
-	(void)impl_opts_set(&o, text, &err);
+	(void)impl_opts_set(&o, keys, n, text, &err);
 	(void)case_key(text, key, sizeof(key));
 	half = text + strlen(text) / 2;
 	(void)text_glob(text, half);

@@ -27,7 +27,7 @@ void case_params_add(struct case_params *p, const char *name, const char *fmt, .
 }
 
 unsigned int case_expand_values(const char *name, const unsigned int *values, size_t n,
-				unsigned int long_from, const char *impl_key,
+				unsigned int long_from, const struct impl_key *impl,
 				const struct run_opts *opts, struct case_params *out,
 				unsigned int max)
 {
@@ -37,8 +37,8 @@ unsigned int case_expand_values(const char *name, const unsigned int *values, si
 		if (long_from && values[i] > long_from && !opts->long_run)
 			continue;
 		case_params_add(&out[made], name, "%u", values[i]);
-		if (impl_key)
-			case_params_add(&out[made], "impl", "%s", impl_get(opts->impl, impl_key));
+		if (impl)
+			case_params_add(&out[made], "impl", "%s", impl_get(opts->impl, impl));
 		made++;
 	}
 	return made;

@@ -135,6 +135,8 @@ struct suite_def {
 	 * kernel they run, these are the same program on both sides: `ab` shows them as context.
 	 */
 	const char *const *reference;
+	/* Its --impl keys, NULL-ended (NULL: none): what a run may choose of its implementation. */
+	const struct impl_key *const *impl_keys;
 };
 
 /* One case with one parameter set: what the runner forks for. */
@@ -208,10 +210,10 @@ void case_params_add(struct case_params *p, const char *name, const char *fmt, .
 /**
  * case_expand_values() - an instance per value of the @n @values (parameter @name), those
  * above @long_from only with --long (0: all), each with parameter "impl" from --impl
- * @impl_key unless that is NULL. Into @out, at most @max; returns how many.
+ * @impl unless that is NULL. Into @out, at most @max; returns how many.
  */
 unsigned int case_expand_values(const char *name, const unsigned int *values, size_t n,
-				unsigned int long_from, const char *impl_key,
+				unsigned int long_from, const struct impl_key *impl,
 				const struct run_opts *opts, struct case_params *out,
 				unsigned int max);
 

@@ -1,35 +1,49 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* impl_opts.h - which implementation is under test: `--impl KEY=VALUE`, defaults the landed code.
+/*
+ * impl_opts.h - which implementation is under test: `--impl KEY=VALUE`, defaults the landed
+ * code. The keys belong to the suites (suite_def.impl_keys), their values to the impl modules;
+ * this table of choices names neither.
  */
 #ifndef MG_RUN_IMPL_OPTS_H
 #define MG_RUN_IMPL_OPTS_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "util/err.h"
 
+/* One --impl key: a choice its suite offers, its values as the owning impl module names them. */
+struct impl_key {
+	const char *key;	  /* "memslots.update": the suite, a dot, what is chosen */
+	const char *const *names; /* the values */
+	unsigned int n_names;
+	unsigned int def; /* index of the default: what landed upstream */
+	const char *doc;
+	unsigned int max_number; /* > 0: a whole number from 1 to this is also accepted */
+};
+
+/* Most --impl choices one run takes: a key more than every suite's keys together. */
 #define IMPL_MAX_KEYS 16
 
+/* The choices made: each key given, with its value. */
 struct impl_opts {
-	const char *value[IMPL_MAX_KEYS]; /* by key index; NULL: the default */
+	const struct impl_key *key[IMPL_MAX_KEYS];
+	const char *value[IMPL_MAX_KEYS];
+	size_t n;
 };
 
 /**
- * impl_opts_set() - apply one "KEY=VALUE" from the command line. Returns 0, or -EINVAL with
- * @err naming the unknown key or listing the values the key takes.
+ * impl_opts_set() - apply one "KEY=VALUE" from the command line, KEY one of the @n @keys (given
+ * again, the last value wins). Returns 0, or -EINVAL with @err naming the unknown key or
+ * listing the values the key takes.
  */
-int impl_opts_set(struct impl_opts *o, const char *assignment, struct mg_err *err);
+int impl_opts_set(struct impl_opts *o, const struct impl_key *const *keys, size_t n,
+		  const char *assignment, struct mg_err *err);
 
-/** impl_get() - the value chosen for @key, or its default. @key must be a known key. */
-const char *impl_get(const struct impl_opts *o, const char *key);
+/** impl_get() - the value chosen for @key in @o (NULL: none chosen), or its default. */
+const char *impl_get(const struct impl_opts *o, const struct impl_key *key);
 
-/**
- * impl_opts_key() - the name of key @i (the index of impl_opts.value[]), NULL past the last:
- * to hand the choices to another memgate process as --impl KEY=VALUE.
- */
-const char *impl_opts_key(unsigned int i);
-
-/** impl_opts_describe() - one line per key: name, values, default, for --help and list. */
-void impl_opts_describe(FILE *out);
+/** impl_opts_describe() - two lines a key of the @n @keys: values, what it picks, default. */
+void impl_opts_describe(const struct impl_key *const *keys, size_t n, FILE *out);
 
 #endif

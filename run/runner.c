@@ -314,9 +314,8 @@ static void sim_exec(const struct case_inst *inst, const struct run_opts *opts, 
 	if (opts->guest_exit_ns)
 		SIM_ARG("--guest-exit-ns", exit_ns, "%llu",
 			(unsigned long long)opts->guest_exit_ns);
-	for (unsigned int k = 0; opts->impl && impl_opts_key(k); k++)
-		if (opts->impl->value[k])
-			SIM_ARG("--impl", impl[k], "%s=%s", impl_opts_key(k), opts->impl->value[k]);
+	for (size_t k = 0; opts->impl && k < opts->impl->n; k++)
+		SIM_ARG("--impl", impl[k], "%s=%s", opts->impl->key[k]->key, opts->impl->value[k]);
 	if (opts->quick)
 		argv[argc++] = "--quick";
 	if (opts->long_run)

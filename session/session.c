@@ -606,3 +606,19 @@ int session_run(struct session *s, FILE *out)
 	reserve_restore();
 	return status;
 }
+
+int session_impl_set(struct impl_opts *o, const char *assignment, struct mg_err *err)
+{
+	const struct impl_key *keys[IMPL_MAX_KEYS];
+	size_t n = suites_impl_keys(keys, IMPL_MAX_KEYS);
+
+	return impl_opts_set(o, keys, n, assignment, err);
+}
+
+void session_impl_describe(FILE *out)
+{
+	const struct impl_key *keys[IMPL_MAX_KEYS];
+	size_t n = suites_impl_keys(keys, IMPL_MAX_KEYS);
+
+	impl_opts_describe(keys, n, out);
+}

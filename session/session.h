@@ -176,6 +176,15 @@ int session_load_host(struct hw_info *hw, const char *spec, const char *host_dir
  */
 int session_list(const struct session *s, bool json, FILE *out);
 
+/**
+ * session_impl_set() - --impl @assignment ("KEY=VALUE") into @o, checked against every
+ * suite's keys. Returns 0, or -EINVAL with @err saying what the key takes.
+ */
+int session_impl_set(struct impl_opts *o, const char *assignment, struct mg_err *err);
+
+/** session_impl_describe() - every suite's --impl keys on @out: values, what each picks. */
+void session_impl_describe(FILE *out);
+
 /** session_close() - release what the session holds: rules, host, plan, results, verdicts. */
 void session_close(struct session *s);
 

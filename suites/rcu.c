@@ -69,13 +69,21 @@ static const struct metric_def boot_metrics[(RCU_TRIM_POLICIES + 1) * B_STATS] =
 static_assert(RCU_TRIM_NONE == 0 && RCU_TRIM_EVERY_BATCH == 1 && RCU_TRIM_IDLE == 2,
 	      "the metric groups follow enum rcu_trim");
 
+/* Its --impl key: the trim policies impl/rcu.c names. */
+static const struct impl_key rcu_trim_key = {
+    .key = "rcu.trim",
+    .names = rcu_trim_names,
+    .n_names = RCU_TRIM_POLICIES,
+    .def = RCU_TRIM_IDLE,
+    .doc = "when the call_rcu thread calls malloc_trim (idle: what QEMU kept)"};
+
 static unsigned int expand_disks(const struct hw_info *hw, const struct run_opts *opts,
 				 struct case_params *out, unsigned int max)
 {
 	(void)hw;
 	/* The reported-only boots take minutes: with --long. */
 	return case_expand_values("disks", boot_disks, ARRAY_SIZE(boot_disks),
-				  BOOT_REPORT_ONLY_DISKS, "rcu.trim", opts, out, max);
+				  BOOT_REPORT_ONLY_DISKS, &rcu_trim_key, opts, out, max);
 }
 
 static void record(struct case_ctx *ctx, unsigned int policy, const struct rcu_boot_result *r)
@@ -598,4 +606,5 @@ const struct suite_def suite_rcu = {
     .cases = rcu_cases,
     .n_cases = ARRAY_SIZE(rcu_cases),
     .tables = (const struct summary_table *const[]){&rcu_table, NULL},
+    .impl_keys = (const struct impl_key *const[]){&rcu_trim_key, NULL},
 };

@@ -13,3 +13,14 @@ const struct suite_def *const *suites_all(size_t *n)
 	*n = ARRAY_SIZE(all_suites);
 	return all_suites;
 }
+
+size_t suites_impl_keys(const struct impl_key **keys, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(all_suites); i++)
+		for (const struct impl_key *const *k = all_suites[i]->impl_keys; k && *k; k++)
+			if (n < max)
+				keys[n++] = *k;
+	return n;
+}

@@ -18,4 +18,10 @@ extern const struct suite_def suite_rcu;
 /** suites_all() - every suite, in run order; @n gets the count. */
 const struct suite_def *const *suites_all(size_t *n);
 
+/**
+ * suites_impl_keys() - every suite's --impl keys, in run order, into @keys (at most @max):
+ * what --impl KEY=VALUE is checked against. Returns how many.
+ */
+size_t suites_impl_keys(const struct impl_key **keys, size_t max);
+
 #endif

@@ -50,7 +50,7 @@ unsigned int memslots_case_expand_lookup(const struct hw_info *hw, const struct 
 {
 	(void)hw;
 	return case_expand_values("capacity", lookup_capacities, ARRAY_SIZE(lookup_capacities), 0,
-				  "memslots.lookup", opts, out, max);
+				  &memslots_lookup_key, opts, out, max);
 }
 
 struct lookup_set {

@@ -12,6 +12,9 @@ struct strategy {
 	const char *name;
 };
 
+/* Its --impl keys (suite.c): the update strategy and the lookup under test. */
+extern const struct impl_key memslots_update_key, memslots_lookup_key;
+
 /* Most strategies a check runs: the three references and one other under test. */
 #define MEMSLOTS_CASE_MAX_STRATEGIES 4
 

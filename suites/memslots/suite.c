@@ -14,6 +14,20 @@
 #include "suites/suites.h"
 #include "util/util.h"
 
+/* Its --impl keys: the strategies impl/memslots.c names. */
+const struct impl_key memslots_update_key = {
+    .key = "memslots.update",
+    .names = memslots_update_names,
+    .n_names = MEMSLOTS_UPDATES,
+    .def = MEMSLOTS_SHIFT,
+    .doc = "how a changed slot is put back in order (shift: KVM since 2014)"};
+const struct impl_key memslots_lookup_key = {
+    .key = "memslots.lookup",
+    .names = memslots_lookup_names,
+    .n_names = MEMSLOTS_LOOKUP_MODES,
+    .def = 3,
+    .doc = "how a gfn finds its slot (binary+cache: KVM since December 2014)"};
+
 /* The memslots_case_strategies a check runs: the references, and the one under test when it
  * differs. */
 static_assert(MEMSLOTS_UPDATES <= MEMSLOTS_CASE_MAX_STRATEGIES, "every strategy fits in the list");
@@ -22,7 +36,7 @@ unsigned int memslots_case_strategies(const struct run_opts *opts, struct strate
 {
 	static const enum memslots_update refs[] = {MEMSLOTS_HEAPSORT, MEMSLOTS_SWAP,
 						    MEMSLOTS_SHIFT};
-	int impl = memslots_update_parse(impl_get(opts->impl, "memslots.update"));
+	int impl = memslots_update_parse(impl_get(opts->impl, &memslots_update_key));
 	unsigned int n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(refs); i++)
@@ -257,4 +271,5 @@ const struct suite_def suite_memslots = {
     .cases = memslots_cases,
     .n_cases = ARRAY_SIZE(memslots_cases),
     .tables = (const struct summary_table *const[]){&memslots_table, NULL},
+    .impl_keys = (const struct impl_key *const[]){&memslots_update_key, &memslots_lookup_key, NULL},
 };

@@ -77,7 +77,7 @@ unsigned int memslots_case_expand_update(const struct hw_info *hw, const struct 
 {
 	(void)hw;
 	return case_expand_values("capacity", perf_capacities, ARRAY_SIZE(perf_capacities), 0,
-				  "memslots.update", opts, out, max);
+				  &memslots_update_key, opts, out, max);
 }
 
 unsigned int memslots_case_expand_growth(const struct hw_info *hw, const struct run_opts *opts,
@@ -86,7 +86,7 @@ unsigned int memslots_case_expand_growth(const struct hw_info *hw, const struct 
 	(void)hw;
 	if (!max)
 		return 0;
-	case_params_add(&out[0], "impl", "%s", impl_get(opts->impl, "memslots.update"));
+	case_params_add(&out[0], "impl", "%s", impl_get(opts->impl, &memslots_update_key));
 	return 1;
 }
 

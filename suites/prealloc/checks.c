@@ -386,7 +386,7 @@ void prealloc_case_placement(struct case_ctx *ctx)
 	struct prealloc_case_nodes g = {.kind = K_ANON, .bytes = PLACEMENT_BYTES};
 	hwloc_obj_t nodes[PREALLOC_MAX_REGIONS];
 	bool parallel = !strcmp(case_param(ctx, "way"), "parallel");
-	bool planted = !strcmp(impl_get(case_opts(ctx)->impl, "prealloc.node"), "next");
+	bool planted = !strcmp(impl_get(case_opts(ctx)->impl, &prealloc_node_key), "next");
 	unsigned int n = hw->n_numa < PREALLOC_MAX_REGIONS ? hw->n_numa : PREALLOC_MAX_REGIONS, i;
 	struct prealloc_report rep = {0};
 	struct mg_err err = {0};

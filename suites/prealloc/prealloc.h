@@ -9,6 +9,11 @@
 #include "run/case.h"
 #include "suites/pages.h"
 
+/* Its --impl keys (suite.c): how pages are faulted in, threads asked for, the cap, and where
+ * the placement check binds. */
+extern const struct impl_key prealloc_method_key, prealloc_threads_key, prealloc_cap_key,
+    prealloc_node_key;
+
 /** prealloc_case_impl_opts() - the implementation under test, as --impl chose it, for a
  * guest with one vCPU per PU of the host @ctx plans for. */
 struct prealloc_opts prealloc_case_impl_opts(struct case_ctx *ctx);

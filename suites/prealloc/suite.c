@@ -38,17 +38,54 @@ static uint64_t prealloc_hugepages(const struct hw_info *hw, const struct run_op
 	return 0;
 }
 
+/* Its --impl keys. The thread count and the cap are not a module's names: "vcpus" is the
+ * guest's vCPU count, the caps are QEMU's, and a whole number up to one more than any host's
+ * PUs is taken too (the rule then uses the PUs). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define NUMBER_MAX 4096
+static const char *const threads_values[] = {"vcpus"};
+static const char *const cap_values[] = {STR(PREALLOC_CAP_DEFAULT), STR(PREALLOC_CAP_QEMU)};
+/* Not the implementation's: where the placement check binds each region (next: a planted
+ * wrong binding, which the check must catch). */
+static const char *const node_values[] = {"own", "next"};
+
+const struct impl_key prealloc_method_key = {
+    .key = "prealloc.method",
+    .names = prealloc_method_names,
+    .n_names = PREALLOC_METHODS,
+    .def = PREALLOC_POPULATE,
+    .doc = "how pages are faulted in (populate: MADV_POPULATE_WRITE, falls back to touch)"};
+const struct impl_key prealloc_threads_key = {
+    .key = "prealloc.threads",
+    .names = threads_values,
+    .n_names = ARRAY_SIZE(threads_values),
+    .doc = "threads asked for (vcpus: the guest's vCPU count, here the host's PUs), or N",
+    .max_number = NUMBER_MAX};
+const struct impl_key prealloc_cap_key = {
+    .key = "prealloc.cap",
+    .names = cap_values,
+    .n_names = ARRAY_SIZE(cap_values),
+    .doc = "most threads used (32 proposed in 2025, 16 QEMU's today), or N",
+    .max_number = NUMBER_MAX};
+const struct impl_key prealloc_node_key = {
+    .key = "prealloc.node",
+    .names = node_values,
+    .n_names = ARRAY_SIZE(node_values),
+    .doc = "the node each region is bound to in the placement check (next: a planted wrong "
+	   "one)"};
+
 struct prealloc_opts prealloc_case_impl_opts(struct case_ctx *ctx)
 {
 	const struct run_opts *o = case_opts(ctx);
 	const struct hw_info *hw = case_hw(ctx);
-	const char *threads = impl_get(o->impl, "prealloc.threads");
-	int m = prealloc_method_parse(impl_get(o->impl, "prealloc.method"));
+	const char *threads = impl_get(o->impl, &prealloc_threads_key);
+	int m = prealloc_method_parse(impl_get(o->impl, &prealloc_method_key));
 
 	return (struct prealloc_opts){
 	    .method = m < 0 ? PREALLOC_POPULATE : (enum prealloc_method)m,
 	    .requested = strcmp(threads, "vcpus") ? (unsigned int)atoi(threads) : hw->n_pus,
-	    .cap = (unsigned int)atoi(impl_get(o->impl, "prealloc.cap")),
+	    .cap = (unsigned int)atoi(impl_get(o->impl, &prealloc_cap_key)),
 	    .host_pus = hw->n_pus,
 	    .topo = hw->topo,
 	    .bind = hw->can_bind,
@@ -145,4 +182,6 @@ const struct suite_def suite_prealloc = {
     .tables = (const struct summary_table *const[]){&prealloc_case_startup_table,
 						    &prealloc_case_regions_table, NULL},
     .hugepages = prealloc_hugepages,
+    .impl_keys = (const struct impl_key *const[]){&prealloc_method_key, &prealloc_threads_key,
+						  &prealloc_cap_key, &prealloc_node_key, NULL},
 };
