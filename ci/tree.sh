@@ -29,9 +29,10 @@ tree_die() {
 
 # tree_usage KIND REPO WHAT KEPT EXAMPLE [ENVIRONMENT]: the usage of ci/KIND-ab.sh, whose -C
 # names REPO (WHAT git repository), whose kept builds are KEPT per source tree, with EXAMPLE
-# as ab options and its own ENVIRONMENT lines; then exit 2.
+# as ab options and its own ENVIRONMENT lines; then exit 2 (asked for with -h or --help: on
+# stdout, exit 0).
 tree_usage() {
-	cat >&2 <<USAGE
+	cat >&"${tree_usage_fd:-2}" <<USAGE
 usage: ci/$1-ab.sh [-C $2] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
   -C $2  $3 git repository (default: the current folder); only read
   -o OUT  the reports' folder (default: $1-ab in the current folder):
@@ -51,6 +52,7 @@ ${6:+$6
 }Exit status: memgate ab's (0 pass, 1 a regression or a failed check, 2 bad input, 3 harness);
 4 when a side does not build.
 USAGE
+	[ "${tree_usage_fd:-2}" = 1 ] && exit 0
 	exit 2
 }
 
@@ -61,6 +63,10 @@ USAGE
 tree_start() {
 	kind=$1
 	shift
+	if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+		tree_usage_fd=1
+		usage
+	fi
 	repo_arg=.
 	out_arg=$kind-ab
 	while getopts C:o:h opt; do

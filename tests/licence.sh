@@ -56,11 +56,13 @@ what="a planted file without one is found, an exempt one is not"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 mkdir -p "$tmp/impl" "$tmp/topologies"
-printf '/* no licence */\n' >"$tmp/impl/planted.c"
-printf '/* %s */\n' "$spdx" >"$tmp/impl/fine.c"
-printf '<xml/>\n' >"$tmp/topologies/theirs.xml"
-found=$(unlicensed "$tmp" impl/planted.c impl/fine.c topologies/theirs.xml)
-ok test "$found" = impl/planted.c
+# (Names made here, of files only the scratch folder holds.)
+bad=impl/bad_$$.c good=impl/good_$$.c theirs=topologies/theirs_$$.xml
+printf '/* no licence */\n' >"$tmp/$bad"
+printf '/* %s */\n' "$spdx" >"$tmp/$good"
+printf '<xml/>\n' >"$tmp/$theirs"
+found=$(unlicensed "$tmp" "$bad" "$good" "$theirs")
+ok test "$found" = "$bad"
 
 what="each third-party folder holds its licence (COPYING.* or LICENSE*)"
 missing=$(licences)

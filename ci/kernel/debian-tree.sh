@@ -23,6 +23,8 @@ mkdir -p "$dir"
 git -C "$dir" init -q -b base
 git -C "$dir" config user.name memgate
 git -C "$dir" config user.email memgate@localhost
+# One big commit of loose objects: no automatic gc in the middle of making the tree.
+git -C "$dir" config gc.auto 0
 (cd "$src" && tar --exclude=./debian --exclude=./.pc -cf - .) | tar -xf - -C "$dir"
 git -C "$dir" add -A --force
 git -C "$dir" commit -q -m "Linux $(make -s -C "$dir" kernelversion) as Debian 12 ships it ($(basename "$src"))"
