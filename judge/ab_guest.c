@@ -342,6 +342,103 @@ static bool round_failed(struct hist_run *runs, struct ab_side *base, struct ab_
 	return failed;
 }
 
+/* An A/B of two guests under way: its cases, its rounds, its context, the boots killed. */
+struct guest_ab {
+	struct ab_case *cases;
+	size_t n_cases;
+	bool exact;	     /* both guests under icount: instruction counts */
+	unsigned int rounds; /* as many as it takes: two when exact */
+	char context[1600];  /* the verdicts' context while they are judged, here */
+	char killed[2][600]; /* base's and head's guest, killed this round: why */
+};
+
+/* Round @r's two boots, base first in even rounds, their results into @runs. */
+static int boot_pair(struct ab_side *base, struct ab_side *head, const struct ab_opts *o,
+		     unsigned int r, struct hist_run runs[2], struct guest_ab *g,
+		     struct mg_err *err)
+{
+	bool head_first = r % 2;
+	struct ab_side *first = head_first ? head : base, *second = head_first ? base : head;
+	int ret;
+
+	memset(runs, 0, 2 * sizeof(*runs));
+	ret = guest_round_of(first, o, r, &runs[head_first], g->killed[head_first],
+			     sizeof(g->killed[0]), err);
+	if (!ret)
+		ret = guest_round_of(second, o, r, &runs[!head_first], g->killed[!head_first],
+				     sizeof(g->killed[0]), err);
+	return ret;
+}
+
+/* After the first round: exact or not, the context said, the cases both guests ran. */
+static int plan_cases(const struct hist_run runs[2], struct ab_opts *o, struct guest_ab *g,
+		      struct ab_outcome *out, struct mg_err *err)
+{
+	g->exact = !strcmp(vm_prop(&runs[0], "vm.clock"), "icount") &&
+		   !strcmp(vm_prop(&runs[1], "vm.clock"), "icount");
+	g->rounds = g->exact ? 2 : g->rounds;
+	snprintf(g->context, sizeof(g->context),
+		 "%s; base's guest: kernel %s, %s; head's guest: kernel %s, %s%s",
+		 o->context ? o->context : "", vm_prop(&runs[0], "vm.kernel"),
+		 vm_prop(&runs[0], "vm.accel"), vm_prop(&runs[1], "vm.kernel"),
+		 vm_prop(&runs[1], "vm.accel"),
+		 g->exact ? "; figures under icount: instruction counts, exact" : "");
+	o->context = g->context;
+	fprintf(stderr, "memgate: ab: %s\n", g->context);
+	if (guest_cases(&runs[0], &runs[1], g->exact, o, &g->cases, &g->n_cases, out))
+		return mg_err_set(err, ENOMEM, "out of memory");
+	o->confirm_rounds = 0; /* one look: judged_how() says so */
+	ab_split_alpha(g->cases, g->n_cases, o);
+	return 0;
+}
+
+/* The round's figures of every case, kept where both guests gave one. */
+static void take_figures(struct guest_ab *g, const struct hist_run runs[2])
+{
+	for (size_t i = 0; i < g->n_cases; i++) {
+		struct ab_case *c = &g->cases[i];
+
+		guest_figures(c, &runs[0], false);
+		guest_figures(c, &runs[1], true);
+		for (size_t m = 0; m < c->n_metrics; m++) {
+			struct ab_metric *am = &c->metrics[m];
+
+			am->n += !isnan(am->base[am->n]) && !isnan(am->head[am->n]);
+		}
+	}
+}
+
+/* Round @r: both boots, the round's rows, its figures. *@stop when the first round failed. */
+static int guest_ab_round(struct ab_side *base, struct ab_side *head, struct ab_opts *o,
+			  unsigned int r, struct guest_ab *g, struct ab_outcome *out, bool *stop,
+			  struct mg_err *err)
+{
+	struct hist_run runs[2];
+	int ret = boot_pair(base, head, o, r, runs, g, err);
+
+	if (!ret && r == 0 &&
+	    result_set_init(&out->extra, runs[0].n_cases + runs[1].n_cases + 2 * g->rounds + 1))
+		ret = mg_err_set(err, ENOMEM, "out of memory");
+	/* A guest that did not run the cases is that round's ERROR; in the first round, with
+	 * nothing to compare against, the end: its boot fails alike in the next. */
+	if (!ret && round_failed(runs, base, head, g->killed, r, o, out) && r == 0) {
+		*stop = true;
+		ret = 0;
+	} else if (!ret && r == 0) {
+		ret = plan_cases(runs, o, g, out, err);
+	}
+	if (!ret && !*stop)
+		take_figures(g, runs);
+	if (r == 0 && !ret && !*stop) {
+		out->keep_guests[0] = runs[0];
+		out->keep_guests[1] = runs[1];
+	} else {
+		hist_release(&runs[0]);
+		hist_release(&runs[1]);
+	}
+	return ret;
+}
+
 /*
  * ab of two guests (both sides `MEMGATE vm ...`, a kernel each, say): a round boots each
  * side's guest once and runs every selected case in it, base first in even rounds. Under
@@ -351,97 +448,31 @@ static bool round_failed(struct hist_run *runs, struct ab_side *base, struct ab_
 int ab_run_guests(struct ab_side *base, struct ab_side *head, struct ab_opts *o,
 		  struct ab_outcome *out, struct mg_err *err)
 {
-	struct hist_run runs[2];
-	struct ab_case *cases = NULL;
-	size_t n_cases = 0;
-	bool exact = false;
-	unsigned int rounds = o->rounds ? o->rounds : 2;
-	char context[1600];  /* the verdicts' context while they are judged, here */
-	char killed[2][600]; /* base's and head's guest, killed this round: why */
+	struct guest_ab g = {.rounds = o->rounds ? o->rounds : 2};
 	const char *given = o->context;
+	bool stop = false;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
 	proc_stops_defer();
-	for (unsigned int r = 0; !ret && r < rounds; r++) {
-		bool head_first = r % 2;
-		struct ab_side *first = head_first ? head : base,
-			       *second = head_first ? base : head;
-
-		memset(runs, 0, sizeof(runs));
-		ret = guest_round_of(first, o, r, &runs[head_first], killed[head_first],
-				     sizeof(killed[0]), err);
-		if (!ret)
-			ret = guest_round_of(second, o, r, &runs[!head_first], killed[!head_first],
-					     sizeof(killed[0]), err);
-		if (!ret && r == 0 &&
-		    result_set_init(&out->extra,
-				    runs[0].n_cases + runs[1].n_cases + 2 * rounds + 1))
-			ret = mg_err_set(err, ENOMEM, "out of memory");
-		/* A guest that did not run the cases is that round's ERROR; in the first round,
-		 * with nothing to compare against, the end: its boot fails alike in the next. */
-		if (!ret) {
-			bool failed = round_failed(runs, base, head, killed, r, o, out);
-
-			if (failed && r == 0) {
-				hist_release(&runs[0]);
-				hist_release(&runs[1]);
-				break;
-			}
-		}
-		if (!ret && r == 0) {
-			exact = !strcmp(vm_prop(&runs[0], "vm.clock"), "icount") &&
-				!strcmp(vm_prop(&runs[1], "vm.clock"), "icount");
-			rounds = exact ? 2 : rounds;
-			snprintf(context, sizeof(context),
-				 "%s; base's guest: kernel %s, %s; head's guest: kernel %s, %s%s",
-				 o->context ? o->context : "", vm_prop(&runs[0], "vm.kernel"),
-				 vm_prop(&runs[0], "vm.accel"), vm_prop(&runs[1], "vm.kernel"),
-				 vm_prop(&runs[1], "vm.accel"),
-				 exact ? "; figures under icount: instruction counts, exact" : "");
-			o->context = context;
-			fprintf(stderr, "memgate: ab: %s\n", context);
-			if (guest_cases(&runs[0], &runs[1], exact, o, &cases, &n_cases, out))
-				ret = mg_err_set(err, ENOMEM, "out of memory");
-			o->confirm_rounds = 0; /* one look: judged_how() says so */
-			ab_split_alpha(cases, n_cases, o);
-		}
-		for (size_t i = 0; !ret && i < n_cases; i++) {
-			struct ab_case *c = &cases[i];
-
-			guest_figures(c, &runs[0], false);
-			guest_figures(c, &runs[1], true);
-			for (size_t m = 0; m < c->n_metrics; m++) {
-				struct ab_metric *am = &c->metrics[m];
-
-				if (!isnan(am->base[am->n]) && !isnan(am->head[am->n]))
-					am->n++;
-			}
-		}
-		if (r == 0 && !ret) {
-			out->keep_guests[0] = runs[0];
-			out->keep_guests[1] = runs[1];
-		} else {
-			hist_release(&runs[0]);
-			hist_release(&runs[1]);
-		}
-	}
+	for (unsigned int r = 0; !ret && !stop && r < g.rounds; r++)
+		ret = guest_ab_round(base, head, o, r, &g, out, &stop, err);
 	if (ret == -EINTR)
 		out->interrupted = proc_stop;
 	/* One look at all of them. */
-	for (size_t i = 0; i < n_cases; i++)
-		for (size_t m = 0; m < cases[i].n_metrics; m++)
-			cases[i].metrics[m].first_stage = cases[i].metrics[m].n;
-	if ((!ret || ret == -EINTR) && ab_conclude_all(cases, n_cases, o, out))
+	for (size_t i = 0; i < g.n_cases; i++)
+		for (size_t m = 0; m < g.cases[i].n_metrics; m++)
+			g.cases[i].metrics[m].first_stage = g.cases[i].metrics[m].n;
+	if ((!ret || ret == -EINTR) && ab_conclude_all(g.cases, g.n_cases, o, out))
 		ret = mg_err_set(err, ENOMEM, "out of memory judging");
 	o->context = given;
 	/* A guest that failed as a program: ab's failure, said; one that refused its options:
 	 * bad usage (ab maps -EINVAL so). */
 	if (ret == -ECANCELED)
 		ret = mg_err_set(err, ECHILD, "%s", err->msg);
-	for (size_t i = 0; i < n_cases; i++)
-		ab_case_release(&cases[i]);
-	free(cases);
+	for (size_t i = 0; i < g.n_cases; i++)
+		ab_case_release(&g.cases[i]);
+	free(g.cases);
 	proc_stops_resume();
 	return ret;
 }

@@ -172,47 +172,54 @@ char *compare_context(const struct hist_run *base, const struct hist_run *head, 
 	return buf;
 }
 
-/* The outcome and the message a reader acts on. */
-static void conclude(const struct judged *x, const char *context, struct case_result *r)
+/* The outcome of @x and the words before its figures (@buf holds them when they are made). */
+static enum case_outcome outcome_of(const struct judged *x, const char **what, char *buf,
+				    size_t len)
 {
-	const struct verdict_figures *f = &x->f;
-	const char *what;
-	char undefined[200], tol[460], figures[160];
-	enum case_outcome o = OUTCOME_PASS;
-	char msg[2400];
-
 	if (!x->tol.gate) {
-		o = OUTCOME_SKIP;
-		what = "reported, not gated";
-	} else if (x->f.undefined[0]) {
+		*what = "reported, not gated";
+		return OUTCOME_SKIP;
+	}
+	if (x->f.undefined[0]) {
 		/* Nothing was compared: never a pass. */
-		o = OUTCOME_FAIL;
-		snprintf(undefined, sizeof(undefined), "INCONCLUSIVE (no ratio to judge: %s)",
-			 x->f.undefined);
-		what = undefined;
-	} else if (x->rejected) {
-		o = OUTCOME_FAIL;
-		what = "REGRESSION";
-	} else if (x->unstable) {
+		snprintf(buf, len, "INCONCLUSIVE (no ratio to judge: %s)", x->f.undefined);
+		*what = buf;
+		return OUTCOME_FAIL;
+	}
+	if (x->rejected) {
+		*what = "REGRESSION";
+		return OUTCOME_FAIL;
+	}
+	if (x->unstable) {
 		/* Not a verdict: a JUnit failure Jenkins shows as unstable, never a failed build.
 		 */
-		o = OUTCOME_FAIL;
-		r->unstable = true;
-		what = x->v == VERDICT_UNSTABLE
-			   ? "UNSTABLE (these rounds are far noisier than this host class's "
-			     "calibration: not judged; rerun on a quiet agent)"
-			   : "UNSTABLE (undecided after every round: past the tolerance, not shown "
-			     "at its alpha; not failed: rerun, or calibrate this host class)";
-	} else if (x->candidate && !x->rounds_mean &&
-		   (x->v_test == VERDICT_REGRESSION || x->v_test == VERDICT_INCONCLUSIVE)) {
-		o = OUTCOME_FAIL;
-		what = "INCONCLUSIVE (past the tolerance where it was tested, but not shown after "
-		       "the family-wise correction: fails until it is)";
-	} else {
-		what = x->v == VERDICT_IMPROVED ? "improved"
-		       : x->candidate		? "within the tolerance on the confirming data"
-						: "within the tolerance";
+		*what =
+		    x->v == VERDICT_UNSTABLE
+			? "UNSTABLE (these rounds are far noisier than this host class's "
+			  "calibration: not judged; rerun on a quiet agent)"
+			: "UNSTABLE (undecided after every round: past the tolerance, not shown "
+			  "at its alpha; not failed: rerun, or calibrate this host class)";
+		return OUTCOME_FAIL;
 	}
+	if (x->candidate && !x->rounds_mean &&
+	    (x->v_test == VERDICT_REGRESSION || x->v_test == VERDICT_INCONCLUSIVE)) {
+		*what = "INCONCLUSIVE (past the tolerance where it was tested, but not shown after "
+			"the family-wise correction: fails until it is)";
+		return OUTCOME_FAIL;
+	}
+	*what = x->v == VERDICT_IMPROVED ? "improved"
+		: x->candidate		 ? "within the tolerance on the confirming data"
+					 : "within the tolerance";
+	return OUTCOME_PASS;
+}
+
+/* The message a reader acts on: @what, then the figures of @x, their tolerance and test. */
+static void verdict_message(const struct judged *x, const char *what, const char *context,
+			    char *msg, size_t len)
+{
+	const struct verdict_figures *f = &x->f;
+	char tol[460], figures[160];
+
 	if (x->tol_from[0])
 		snprintf(tol, sizeof(tol), "%.3g%% (%s)", 100 * x->tolerance, x->tol_from);
 	else
@@ -225,7 +232,7 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 			 f->n_base);
 	else
 		snprintf(figures, sizeof(figures), "medians");
-	snprintf(msg, sizeof(msg),
+	snprintf(msg, len,
 		 "%s: %s of %s: head %.6g vs base %.6g %s (%s), %.4gx %s (95%% CI %.4g..%.4g), "
 		 "tolerance %s; p = %.3g that it is within the tolerance (%s), Mann-Whitney p = "
 		 "%.3g; %s",
@@ -234,10 +241,12 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 		 x->better == LOWER_IS_BETTER ? "as slow or large (lower is better)"
 					      : "as low (higher is better)",
 		 f->worse_lo, f->worse_hi, tol, f->p, x->how, f->p_mw, context);
-	if (o == OUTCOME_PASS)
-		r->output = strdup(msg);
-	else
-		case_result_set_outcome(r, o, msg);
+}
+
+/* @x's figures on @r: as numbers for the reports, and as properties for the JSON's readers. */
+static void verdict_figures_of(const struct judged *x, struct case_result *r)
+{
+	const struct verdict_figures *f = &x->f;
 	const struct {
 		const char *name;
 		double value;
@@ -262,6 +271,23 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 	    .unit = "x (head / base, the worse way)",
 	    .verdict = verdict_name(x->v),
 	};
+}
+
+/* The outcome and the message a reader acts on, and the figures of @x on @r. */
+static void conclude(const struct judged *x, const char *context, struct case_result *r)
+{
+	char undefined[200], msg[2400];
+	const char *what;
+	enum case_outcome o = outcome_of(x, &what, undefined, sizeof(undefined));
+
+	r->unstable =
+	    o == OUTCOME_FAIL && x->tol.gate && !x->f.undefined[0] && !x->rejected && x->unstable;
+	verdict_message(x, what, context, msg, sizeof(msg));
+	if (o == OUTCOME_PASS)
+		r->output = strdup(msg);
+	else
+		case_result_set_outcome(r, o, msg);
+	verdict_figures_of(x, r);
 }
 
 int compare_results_make(struct judged *j, size_t n, const char *mode, const char *context,

@@ -21,7 +21,7 @@ struct hist_metric {
 	const char *name, *unit;
 	enum metric_better better;
 	bool reference; /* one of its suite's reference arms (suite_def.reference) */
-	double *v; /* the samples, in the order taken */
+	double *v;	/* the samples, in the order taken */
 	size_t n;
 };
 

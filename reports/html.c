@@ -502,45 +502,47 @@ static int page_dirs(struct page *pg, const char *path)
 	return files_dir(full, pg->err);
 }
 
-int report_html_write(const struct report_run *run, const char *path, struct mg_err *err)
+/* The suites of @run's results in the order they first appear, at most @max; how many. */
+static size_t suites_of(const struct report_run *run, const char **suites, size_t max)
 {
-	struct page pg = {.err = err};
-	const char *suites[64];
-	size_t n_suites = 0, c[4];
-	xmlDocPtr doc;
-	xmlNodePtr html, head, body, n, nav;
-	struct file_out rf;
-	xmlChar *mem = NULL;
-	char buf[512];
-	int len = 0, ret;
+	size_t n = 0;
 
-	if ((ret = page_dirs(&pg, path)))
-		return ret;
 	for (size_t i = 0; i < run->n; i++) {
 		const char *s = run->results[i].inst->suite->name;
 		size_t k = 0;
 
-		while (k < n_suites && strcmp(suites[k], s))
+		while (k < n && strcmp(suites[k], s))
 			k++;
-		if (k == n_suites && n_suites < ARRAY_SIZE(suites))
-			suites[n_suites++] = s;
+		if (k == n && n < max)
+			suites[n++] = s;
 	}
-	doc = htmlNewDocNoDtD(NULL, NULL);
-	xmlCreateIntSubset(doc, BAD_CAST "html", NULL, NULL);
-	html = xmlNewNode(NULL, BAD_CAST "html");
-	xmlDocSetRootElement(doc, html);
-	xml_attr(html, "lang", "en");
-	head = xml_child(html, "head", NULL);
+	return n;
+}
+
+/* The page's head: its title says what failed, its stylesheet is in @pg's files folder. */
+static void page_head(const struct page *pg, xmlNodePtr html, const struct report_run *run,
+		      const size_t c[4])
+{
+	xmlNodePtr head = xml_child(html, "head", NULL), n;
+	char buf[512];
+
 	n = xml_child(head, "meta", NULL);
 	xml_attr(n, "charset", "utf-8");
-	counts(run, NULL, c);
 	snprintf(buf, sizeof(buf), "memgate on %s: %zu failed, %zu errors", run->hostname,
 		 c[OUTCOME_FAIL], c[OUTCOME_ERROR]);
 	xml_child(head, "title", buf);
 	n = xml_child(head, "link", NULL);
 	xml_attr(n, "rel", "stylesheet");
-	xml_attr(n, "href", "%s/memgate.css", pg.href);
-	body = xml_child(html, "body", NULL);
+	xml_attr(n, "href", "%s/memgate.css", pg->href);
+}
+
+/* The top of the body: the counts, the host, a link a suite, the failures and errors. */
+static void page_top(xmlNodePtr body, const struct report_run *run, const size_t c[4],
+		     const char *const *suites, size_t n_suites)
+{
+	xmlNodePtr n, nav;
+	char buf[512];
+
 	xml_child(body, "h1", "memgate");
 	snprintf(buf, sizeof(buf), "%zu cases: %zu passed, %zu failed, %zu errors, %zu skipped",
 		 run->n, c[OUTCOME_PASS], c[OUTCOME_FAIL], c[OUTCOME_ERROR], c[OUTCOME_SKIP]);
@@ -563,31 +565,59 @@ int report_html_write(const struct report_run *run, const char *path, struct mg_
 			    run->results[i].outcome == OUTCOME_ERROR)
 				case_row(table, &run->results[i], NULL);
 	}
+}
+
+/* The stylesheet, then the page @doc at @path: a page never names files that are not there. */
+static int page_files(const struct page *pg, xmlDocPtr doc, const char *path, struct mg_err *err)
+{
+	char css_path[8400];
+	struct file_out rf;
+	xmlChar *mem = NULL;
+	int len = 0, ret;
+
+	snprintf(css_path, sizeof(css_path), "%s/%s/memgate.css", pg->dir, pg->files);
+	ret = file_out_create(&rf, css_path, err);
+	if (!ret) {
+		rf.failed = fputs(css, rf.f) == EOF;
+		ret = file_out_commit(&rf, err);
+	}
+	if (ret)
+		return ret;
+	htmlDocDumpMemoryFormat(doc, &mem, &len, 1);
+	ret = mem ? file_out_open(&rf, path, err)
+		  : mg_err_set(err, ENOMEM, "cannot serialise %s", path);
+	if (!ret) {
+		rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
+		ret = file_out_commit(&rf, err);
+	}
+	xmlFree(mem);
+	return ret;
+}
+
+int report_html_write(const struct report_run *run, const char *path, struct mg_err *err)
+{
+	struct page pg = {.err = err};
+	const char *suites[64];
+	size_t n_suites, c[4];
+	xmlDocPtr doc;
+	xmlNodePtr html, body;
+	int ret;
+
+	if ((ret = page_dirs(&pg, path)))
+		return ret;
+	n_suites = suites_of(run, suites, ARRAY_SIZE(suites));
+	doc = htmlNewDocNoDtD(NULL, NULL);
+	xmlCreateIntSubset(doc, BAD_CAST "html", NULL, NULL);
+	html = xmlNewNode(NULL, BAD_CAST "html");
+	xmlDocSetRootElement(doc, html);
+	xml_attr(html, "lang", "en");
+	counts(run, NULL, c);
+	page_head(&pg, html, run, c);
+	body = xml_child(html, "body", NULL);
+	page_top(body, run, c, suites, n_suites);
 	for (size_t s = 0; s < n_suites; s++)
 		suite_section(&pg, body, run, suites[s]);
-
-	/* The stylesheet, then the page: a page never names files that are not there. */
-	ret = pg.failed ? -EIO : 0;
-	if (!ret) {
-		char css_path[8400];
-
-		snprintf(css_path, sizeof(css_path), "%s/%s/memgate.css", pg.dir, pg.files);
-		ret = file_out_create(&rf, css_path, err);
-		if (!ret) {
-			rf.failed = fputs(css, rf.f) == EOF;
-			ret = file_out_commit(&rf, err);
-		}
-	}
-	if (!ret) {
-		htmlDocDumpMemoryFormat(doc, &mem, &len, 1);
-		ret = mem ? file_out_open(&rf, path, err)
-			  : mg_err_set(err, ENOMEM, "cannot serialise %s", path);
-		if (!ret) {
-			rf.failed = fwrite(mem, 1, (size_t)len, rf.f) != (size_t)len;
-			ret = file_out_commit(&rf, err);
-		}
-		xmlFree(mem);
-	}
+	ret = pg.failed ? -EIO : page_files(&pg, doc, path, err);
 	xmlFreeDoc(doc);
 	return ret;
 }

@@ -375,24 +375,18 @@ static int kernel_line(const struct guest_boot_spec *s, char **out)
 	return 0;
 }
 
-/* The arguments of a boot, each malloc()ed, in @argv (NULL-ended); 0 or -ENOMEM. */
-static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
+/* A command line being made: each word malloc()ed; @ok false once one could not be. */
+struct boot_argv {
+	char **v;
+	size_t n;
+	int ok;
+};
+
+#define ARG(a, ...) ((a)->ok = (a)->ok && asprintf(&(a)->v[(a)->n++], __VA_ARGS__) >= 0)
+
+/* What runs QEMU: the environment, the binary, the accelerator and icount's clock. */
+static void launch_args(const struct guest_boot_spec *s, struct boot_argv *a)
 {
-	unsigned int bridges = (s->disks + DISKS_PER_BRIDGE - 1) / DISKS_PER_BRIDGE;
-	size_t cap = 60 + 2 * (size_t)bridges + 6 * (size_t)s->disks, n = 0;
-	char **argv;
-	char *append = NULL;
-	int ok = 1;
-
-	for (const char *const *a = s->init_args; a && *a; a++)
-		cap++;
-	if (s->numa)
-		cap += 4 * (size_t)s->numa->nodes;
-	argv = calloc(cap, sizeof(*argv));
-
-#define ARG(...) (ok = ok && asprintf(&argv[n++], __VA_ARGS__) >= 0)
-	if (!argv)
-		return -ENOMEM;
 	/*
 	 * glibc's mmap threshold fixed at its starting 128 KiB: left dynamic, it rises to the
 	 * size of the first mmap()ed block freed, and every block under that comes from the
@@ -400,89 +394,127 @@ static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
 	 * other anonymous memory. QEMU 10.0 at 60 disks: 28,240 KiB of heap dynamic, 19,088
 	 * fixed, its anonymous memory 273,548 and 275,656 KiB (docs/gating.md).
 	 */
-	ARG("env");
-	ARG("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%u", GUEST_MMAP_THRESHOLD);
+	ARG(a, "env");
+	ARG(a, "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=%u", GUEST_MMAP_THRESHOLD);
 	if (s->preload)
-		ARG("LD_PRELOAD=%s", s->preload);
-	ARG("%s", s->qemu);
-	ARG("-accel");
-	ARG("%s", s->kvm ? "kvm" : "tcg");
+		ARG(a, "LD_PRELOAD=%s", s->preload);
+	ARG(a, "%s", s->qemu);
+	ARG(a, "-accel");
+	ARG(a, "%s", s->kvm ? "kvm" : "tcg");
 	if (!s->kvm && s->icount) {
 		char day[16];
 		time_t now = time(NULL);
 		struct tm tm;
 
-		ARG("-icount");
-		ARG("shift=%d,sleep=off", GUEST_ICOUNT_SHIFT);
+		ARG(a, "-icount");
+		ARG(a, "shift=%d,sleep=off", GUEST_ICOUNT_SHIFT);
 		/* The guest's clock from today's midnight (UTC) on, at the guest's own pace: the
 		 * host's time of the launch would differ every boot, and the guest's work with
 		 * it (the dates it formats, where its timer interrupts fall in the cases). */
 		strftime(day, sizeof(day), "%Y-%m-%d", gmtime_r(&now, &tm));
-		ARG("-rtc");
-		ARG("base=%s,clock=vm", day);
+		ARG(a, "-rtc");
+		ARG(a, "base=%s,clock=vm", day);
 	}
-	ARG("-machine");
-	ARG("%s", s->numa ? "q35" : "pc");
-	if (s->numa)
-		ok = ok && numa_args(s->numa, s->cpu, argv, &n) == 0;
-	else {
-		ARG("-m");
-		ARG("%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
-		ARG("-smp");
-		ARG("%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
+}
+
+/* The machine: its shape, its name, no default devices, the console and the serial files. */
+static void machine_args(const struct guest_boot_spec *s, struct boot_argv *a)
+{
+	ARG(a, "-machine");
+	ARG(a, "%s", s->numa ? "q35" : "pc");
+	if (s->numa) {
+		a->ok = a->ok && numa_args(s->numa, s->cpu, a->v, &a->n) == 0;
+	} else {
+		ARG(a, "-m");
+		ARG(a, "%u", s->mem_mib ? s->mem_mib : GUEST_MEM_MIB);
+		ARG(a, "-smp");
+		ARG(a, "%u", s->vcpus ? s->vcpus : GUEST_VCPUS);
 	}
 	/* Threads named (CPU 0/TCG, ...) for whoever looks at a hung QEMU with gdb or ps. */
-	ARG("-name");
-	ARG("memgate-guest,debug-threads=on");
-	ARG("-nodefaults");
-	ARG("-no-user-config");
-	ARG("-display");
-	ARG("none");
-	ARG("-monitor");
-	ARG("none");
-	ARG("-serial");
-	ARG("stdio");
+	ARG(a, "-name");
+	ARG(a, "memgate-guest,debug-threads=on");
+	ARG(a, "-nodefaults");
+	ARG(a, "-no-user-config");
+	ARG(a, "-display");
+	ARG(a, "none");
+	ARG(a, "-monitor");
+	ARG(a, "none");
+	ARG(a, "-serial");
+	ARG(a, "stdio");
 	for (unsigned int i = 0; i < ARRAY_SIZE(s->serial_files) && s->serial_files[i]; i++) {
-		ARG("-chardev");
-		ARG("file,id=out%u,path=%s", i, s->serial_files[i]);
-		ARG("-serial");
-		ARG("chardev:out%u", i);
+		ARG(a, "-chardev");
+		ARG(a, "file,id=out%u,path=%s", i, s->serial_files[i]);
+		ARG(a, "-serial");
+		ARG(a, "chardev:out%u", i);
 	}
-	ARG("-no-reboot");
-	ARG("-kernel");
-	ARG("%s", s->kit->kernel);
-	ARG("-initrd");
-	ARG("%s", s->kit->initrd);
+	ARG(a, "-no-reboot");
+}
+
+/* The kit's kernel and initramfs, and the kernel's command line. */
+static void kernel_args(const struct guest_boot_spec *s, struct boot_argv *a)
+{
+	char *append = NULL;
+
+	ARG(a, "-kernel");
+	ARG(a, "%s", s->kit->kernel);
+	ARG(a, "-initrd");
+	ARG(a, "%s", s->kit->initrd);
 	/* Errors and worse on the console (loglevel=4, what `quiet` shows): a hung task or a
 	 * stalled CPU is in the tail an ERROR shows; a clean boot prints none. */
-	ok = ok && kernel_line(s, &append) == 0;
-	ARG("-append");
-	ARG("%s", append ? append : "");
+	a->ok = a->ok && kernel_line(s, &append) == 0;
+	ARG(a, "-append");
+	ARG(a, "%s", append ? append : "");
 	free(append);
+}
+
+/* The @s->disks disks, each a virtio-scsi controller of its own behind @bridges bridges. */
+static void disk_args(const struct guest_boot_spec *s, unsigned int bridges, struct boot_argv *a)
+{
 	for (unsigned int b = 0; b < bridges; b++) {
-		ARG("-device");
-		ARG("pci-bridge,id=br%u,chassis_nr=%u", b, b + 1);
+		ARG(a, "-device");
+		ARG(a, "pci-bridge,id=br%u,chassis_nr=%u", b, b + 1);
 	}
 	/* Modern virtio only: no I/O-port BAR each, which sixty of would not fit; two MSI-X
 	 * vectors each, which sixty of fit one vCPU (GUEST_VCPUS). */
 	for (unsigned int d = 0; d < s->disks; d++) {
-		ARG("-device");
-		ARG("virtio-scsi-pci,id=scsi%u,bus=br%u,addr=0x%x,disable-legacy=on,vectors=%u", d,
-		    d / DISKS_PER_BRIDGE, d % DISKS_PER_BRIDGE + 1, GUEST_DISK_VECTORS);
-		ARG("-blockdev");
-		ARG("null-co,node-name=disk%u,size=1073741824", d);
-		ARG("-device");
-		ARG("scsi-hd,bus=scsi%u.0,drive=disk%u", d, d);
+		ARG(a, "-device");
+		ARG(a, "virtio-scsi-pci,id=scsi%u,bus=br%u,addr=0x%x,disable-legacy=on,vectors=%u",
+		    d, d / DISKS_PER_BRIDGE, d % DISKS_PER_BRIDGE + 1, GUEST_DISK_VECTORS);
+		ARG(a, "-blockdev");
+		ARG(a, "null-co,node-name=disk%u,size=1073741824", d);
+		ARG(a, "-device");
+		ARG(a, "scsi-hd,bus=scsi%u.0,drive=disk%u", d, d);
 	}
+}
+
 #undef ARG
-	if (!ok) {
-		for (size_t i = 0; i < n; i++)
-			free(argv[i]);
-		free(argv);
+
+/* The arguments of a boot, each malloc()ed, in @argv (NULL-ended); 0 or -ENOMEM. */
+static int boot_args(const struct guest_boot_spec *s, char ***argv_out)
+{
+	unsigned int bridges = (s->disks + DISKS_PER_BRIDGE - 1) / DISKS_PER_BRIDGE;
+	size_t cap = 60 + 2 * (size_t)bridges + 6 * (size_t)s->disks;
+	struct boot_argv a = {.ok = 1};
+
+	for (const char *const *arg = s->init_args; arg && *arg; arg++)
+		cap++;
+	if (s->numa)
+		cap += 4 * (size_t)s->numa->nodes;
+	a.v = calloc(cap, sizeof(*a.v));
+	if (!a.v)
+		return -ENOMEM;
+	launch_args(s, &a);
+	machine_args(s, &a);
+	kernel_args(s, &a);
+	disk_args(s, bridges, &a);
+	if (!a.ok) {
+		for (size_t i = 0; i < a.n; i++)
+			free(a.v[i]);
+		free(a.v);
 		return -ENOMEM;
 	}
-	argv[n] = NULL;
-	*argv_out = argv;
+	a.v[a.n] = NULL;
+	*argv_out = a.v;
 	return 0;
 }
 
