@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "judge/model.h"
+#include "session/ab.h"
+#include "session/model.h"
 #include "session/session.h"
-#include "util/proc.h"
 
 #define MEMGATE_VERSION "0.1.0"
 /* The source it was built from: the Makefile passes `git describe`, or "unknown". */
@@ -30,9 +30,6 @@
 #define DEFAULT_TIMEOUT_S 600
 /* Baselines: the newest runs of this host class that a run is judged against. */
 #define DEFAULT_BASELINE_RUNS 5
-/* calibrate: 4 A/A runs of 10 rounds, the 40 rounds a metric's noise needs. */
-#define CALIB_DEFAULT_RUNS 4
-#define CALIB_DEFAULT_ROUNDS 10
 
 struct cli {
 	struct session_config cfg; /* what a session is asked to do (session/session.h) */

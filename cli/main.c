@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "hw/reserve.h"
 
 /* "hw, list, ... or completion": the commands a user types. */
 static void command_words(char *buf, size_t len)
@@ -59,7 +58,7 @@ int main(int argc, char **argv)
 	/* Reports need a line-buffered stdout to interleave sanely with the children's. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A memgate killed while it held hugetlb pages left a record: put them back now. */
-	reserve_recover(stderr);
+	session_recover(stderr);
 	status = dispatch(argc, argv);
 	if (status == EXIT_HELP)
 		status = EXIT_PASSED;

@@ -1,45 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* model.c - `memgate model`: the A/B procedures on modelled rounds, their A/A rate and power. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+/* model.c - `memgate model`: the A/B procedures' A/A rate and power, modelled
+ * (session/model.c). */
 #include "cli/cli.h"
-#include "judge/model.h"
-#include "util/util.h"
 
 int cli_cmd_model(int argc, char **argv)
 {
-	static const double default_spreads[] = {0.02, 0.03, 0.04, 0.05};
 	struct cli c;
-	struct model_params mp;
-	const double *sp;
-	size_t n_sp;
 	int ret = cli_parse(&c, argc, argv, "model");
 
-	if (ret)
-		return ret;
-	mp = c.model;
-	sp = c.n_spreads ? c.spreads : default_spreads;
-	n_sp = c.n_spreads ? c.n_spreads : ARRAY_SIZE(default_spreads);
-	printf("memgate model: %zu gated metrics a run, lognormal rounds, tolerance %.3g%%, alpha "
-	       "%.3g; %u A/A runs and %u with one metric %.3g%% slower, per spread and "
-	       "procedure; new procedures: %u rounds, %u more when undecided\n",
-	       mp.metrics, 100 * mp.tolerance, mp.alpha, mp.runs, mp.runs, 100 * mp.slowdown,
-	       mp.rounds, mp.more_rounds);
-	printf("%-8s %-52s %10s %10s %10s %8s\n", "spread", "procedure", "A/A failed", "A/A unst.",
-	       "caught", "rounds");
-	for (size_t s = 0; s < n_sp; s++) {
-		mp.spread = sp[s];
-		for (int p = 0; p < MODEL_PROCEDURES; p++) {
-			struct model_rates r;
-
-			if (model_run(&mp, (enum model_procedure)p, &r))
-				return EXIT_HARNESS;
-			printf("%6.3g%%  %-52s %9.1f%% %9.1f%% %9.1f%% %8.1f\n", 100 * sp[s],
-			       model_procedure_name((enum model_procedure)p), 100 * r.aa_failed,
-			       100 * r.aa_unstable, 100 * r.caught, r.mean_rounds);
-		}
-	}
-	return EXIT_PASSED;
+	return ret ? ret : session_model(&c.model, c.spreads, c.n_spreads);
 }

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "suites/suites.h"
 #include "util/text.h"
 #include "util/util.h"
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "suites/suites.h"
 
 static const char intro[] =
     "Regression tests and perf gates for the guest-memory paths of a QEMU/KVM hypervisor.\n";
@@ -253,7 +252,7 @@ static void complete_arg(const struct cli_opt *o, FILE *f)
 		fputs("' -- \"$cur\"))", f);
 	} else if (!strcmp(a, "SUITE")) {
 		size_t n;
-		const struct suite_def *const *s = suites_all(&n);
+		const struct suite_def *const *s = session_suites(&n);
 
 		fputs("COMPREPLY=($(compgen -W '", f);
 		for (size_t i = 0; i < n; i++)

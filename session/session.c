@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -621,4 +622,79 @@ void session_impl_describe(FILE *out)
 	size_t n = suites_impl_keys(keys, IMPL_MAX_KEYS);
 
 	impl_opts_describe(keys, n, out);
+}
+
+int session_rules(const char *path)
+{
+	struct rules rules;
+	int ret = session_load_rules(&rules, path);
+
+	if (ret)
+		return ret;
+	printf("# the rules in effect: %s (%zu gates, %zu tolerance rules, alpha %g)\n",
+	       rules.source, rules.n_gates, rules.n_tols, rules.alpha);
+	fputs(rules.text, stdout);
+	rules_release(&rules);
+	return EXIT_PASSED;
+}
+
+int session_hw(const struct session_config *cfg, const char *record_dir, bool json)
+{
+	struct hw_info hw;
+	struct mg_err err = {0};
+	int ret = session_load_host(&hw, cfg->topology, cfg->host_dir);
+
+	if (ret)
+		return ret;
+	if (record_dir) {
+		/* What memgate read of this host, for a bug report or the recorded matrix. */
+		if (hw_record(&hw, record_dir, &err)) {
+			fprintf(stderr, "memgate: %s\n", err.msg);
+			ret = err.code == EINVAL ? EXIT_USAGE : EXIT_HARNESS;
+		} else {
+			fprintf(stderr, "memgate: recorded this host in %s\n", record_dir);
+		}
+	} else if (json) {
+		ret = hw_print_json(&hw, stdout) ? EXIT_HARNESS : EXIT_PASSED;
+	} else {
+		hw_print_text(&hw, stdout);
+	}
+	hw_release(&hw);
+	return ret;
+}
+
+int session_case_exec(struct session_config *cfg, int fd, long long deadline_ns, const char *dump)
+{
+	struct hw_info hw;
+	struct case_inst *insts = NULL;
+	size_t n = 0;
+	int ret;
+
+	/* jansson seeds its hash tables at random: which buckets the events touch would move the
+	 * misses from run to run. Before any is made. */
+	json_object_seed(1);
+	cfg->opts.counter = COUNTER_SIMULATED;
+	cfg->opts.sim_dump = dump;
+	/* No host: see runner.c on why a counted case plans without it. */
+	memset(&hw, 0, sizeof(hw));
+	ret = session_expand(cfg, &hw, &insts, &n);
+	if (!ret && n != 1) {
+		fprintf(stderr, "memgate: case-exec: no case named %s\n", cfg->names[0]);
+		ret = EXIT_USAGE;
+	}
+	if (!ret)
+		runner_case_exec(&insts[0], &hw, &cfg->opts, fd, deadline_ns);
+	free(insts);
+	hw_release(&hw);
+	return ret;
+}
+
+const struct suite_def *const *session_suites(size_t *n)
+{
+	return suites_all(n);
+}
+
+int session_recover(FILE *out)
+{
+	return reserve_recover(out);
 }

@@ -176,6 +176,37 @@ int session_load_host(struct hw_info *hw, const char *spec, const char *host_dir
  */
 int session_list(const struct session *s, bool json, FILE *out);
 
+/** session_rules() - `memgate rules`: the rules in effect (@path, else the embedded), as text. */
+int session_rules(const char *path);
+
+/**
+ * session_hw() - `memgate hw`: @cfg's host (this one, --topology or --host) described as text,
+ * as JSON (@json), or recorded in @record_dir. Returns an exit status.
+ */
+int session_hw(const struct session_config *cfg, const char *record_dir, bool json);
+
+/**
+ * session_case_exec() - `memgate case-exec`: the one case @cfg names, run in this process as
+ * the runner's child under callgrind would (@fd its results, @dump callgrind's file).
+ */
+int session_case_exec(struct session_config *cfg, int fd, long long deadline_ns, const char *dump);
+
+/**
+ * session_merge() - `memgate merge`: the @n_files shards' results as one, into @cfg's --json.
+ * Returns an exit status: 2 when the shards are not of one run.
+ */
+int session_merge(const struct session_config *cfg, const char *const *files, int n_files);
+
+/** session_suites() - every suite, in run order (the names -s takes and completion offers). */
+const struct suite_def *const *session_suites(size_t *n);
+
+/**
+ * session_recover() - at memgate's start: the hugetlb pages a killed memgate reserved, taken
+ * back while their pool still reads as it left it (hw/reserve.h); what was done, on @out.
+ * Returns how many were put back.
+ */
+int session_recover(FILE *out);
+
 /**
  * session_impl_set() - --impl @assignment ("KEY=VALUE") into @o, checked against every
  * suite's keys. Returns 0, or -EINVAL with @err saying what the key takes.

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # layers.sh - each folder is a layer and includes only from its own and the ones below it.
-# The order is the Makefile's LAYERS, with cli/ on top. Prints TAP for tests/run.sh: the
+# The order is the Makefile's LAYERS, with cli/ on top, which only parses: it includes cli/,
+# session/ and util/ alone. Prints TAP for tests/run.sh: the
 # tree's own check, then a check that a planted upward include is caught.
 # usage: tests/layers.sh [BUILD_DIR]   (the build directory is unused; run.sh passes it)
 set -u
@@ -16,6 +17,13 @@ rank() {
 		i=$((i + 1))
 	done
 	echo 0
+}
+
+# cli_may DIR: may the command line include from DIR? It parses and calls the session: its
+# own headers, the session's, and util/ (parsing sizes and names) below every layer.
+cli_may() {
+	case "$1" in cli | session | util) return 0 ;; esac
+	return 1
 }
 
 # violations DIR: one line per include that reaches above its own layer, as file:line: why.
@@ -36,6 +44,8 @@ violations() {
 					echo "$rel:$line: includes \"$inc\": $dir/ is not a layer ($layers)"
 				elif [ "$r" -gt "$own" ]; then
 					echo "$rel:$line: includes \"$inc\": $dir/ is above $l/ ($layers)"
+				elif [ "$l" = cli ] && ! cli_may "$dir"; then
+					echo "$rel:$line: includes \"$inc\": the command line only parses (cli/, session/ and util/)"
 				fi
 			done
 		done
@@ -56,15 +66,17 @@ fi
 # the downward ones beside them must not.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-mkdir -p "$tmp/impl" "$tmp/run" "$tmp/judge"
+mkdir -p "$tmp/impl" "$tmp/run" "$tmp/judge" "$tmp/cli"
 printf '#include "run/case.h"\n' > "$tmp/impl/planted.c"
 printf '#include "judge/verdict.h"\n#include "impl/planted.h"\n' > "$tmp/run/planted.c"
 printf '#include "run/case.h"\n#include "impl/planted.h"\n' > "$tmp/judge/ok.c"
+printf '#include "judge/ab.h"\n#include "session/session.h"\n' > "$tmp/cli/planted.c"
 planted=$(violations "$tmp")
-if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 2 ] &&
+if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 3 ] &&
+   printf '%s\n' "$planted" | grep -q '^cli/planted.c:1: includes "judge/ab.h": the command line only parses' &&
    printf '%s\n' "$planted" | grep -q '^impl/planted.c:1: includes "run/case.h"' &&
    printf '%s\n' "$planted" | grep -q '^run/planted.c:1: includes "judge/verdict.h"'; then
-	echo "ok 2 - planted upward includes (impl/ -> run/, run/ -> judge/) are caught, downward ones are not"
+	echo "ok 2 - planted upward includes (impl/ -> run/, run/ -> judge/) and the command line reaching past the session (cli/ -> judge/) are caught, the others not"
 else
 	printf '%s\n' "$planted" | sed 's/^/# /'
 	echo "not ok 2 - the layering check missed a planted upward include"
