@@ -7,6 +7,7 @@
 #                           yet) and $apt (DIR.apt, absolute, made: lists, cache, src)
 #   debian_sources SUITE... the deb-src lines of those suites, and apt's lists of them
 #   debian_apt CMD ARGS...  CMD (apt-get, /usr/lib/apt/apt-helper) on the private configuration
+#   debian_tree_base SRC WHAT  $dir a git repository, its branch base the unpacked SRC
 # Needs a mirror of deb.debian.org (or the one in MEMGATE_DEBIAN_MIRROR).
 
 debian_tree_start() {
@@ -45,4 +46,18 @@ debian_sources() {
 		printf 'deb-src %s %s main\n' "$mirror" "$suite" >>"$apt/sources.list"
 	done
 	debian_apt apt-get update -q >/dev/null
+}
+
+# debian_tree_base SRC WHAT: $dir made a git repository whose branch base is the unpacked
+# source package SRC (its debian/ and .pc/ left out), committed as "WHAT as Debian 12 ships it".
+debian_tree_base() {
+	mkdir -p "$dir"
+	git -C "$dir" init -q -b base
+	git -C "$dir" config user.name memgate
+	git -C "$dir" config user.email memgate@localhost
+	# One big commit of loose objects: no automatic gc in the middle of making the tree.
+	git -C "$dir" config gc.auto 0
+	(cd "$1" && tar --exclude=./debian --exclude=./.pc -cf - .) | tar -xf - -C "$dir"
+	git -C "$dir" add -A --force
+	git -C "$dir" commit -q -m "$2 as Debian 12 ships it ($(basename "$1"))"
 }

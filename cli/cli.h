@@ -130,6 +130,9 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int cli_parse(struct cli *c, int argc, char **argv, const char *command);
 
+/** cli_ab_request() - what ab and calibrate were asked, from @c as cli_parse() left it. */
+struct session_ab cli_ab_request(const struct cli *c);
+
 /* The commands: each takes its arguments after the command word, returns an exit status. */
 /** cli_cmd_hw() - `memgate hw`: the host described, as text or JSON, or recorded. */
 int cli_cmd_hw(int argc, char **argv);

@@ -298,34 +298,40 @@ static int set_model_slowdown(struct cli *c, const char *opt, const char *arg)
  */
 /* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define FIELD(f) offsetof(struct cli, f)
+/* FIELD(f), and a build that fails unless f is a T: an option writes only the type it parses. */
+#define TYPED(f, T)                                                                                \
+	(FIELD(f) +                                                                                \
+	 0 * sizeof(char[__builtin_types_compatible_p(__typeof__(((struct cli *)0)->f), T) ? 1     \
+											   : -1]))
 /* A flag: sets a bool of struct cli. */
 #define O_FLAG(n, s, f, h)                                                                         \
 	{                                                                                          \
-		.name = n, .short_name = s, .help = h, .kind = CO_FLAG, .field = FIELD(f)          \
+		.name = n, .short_name = s, .help = h, .kind = CO_FLAG, .field = TYPED(f, bool)    \
 	}
 /* Its argument kept as it is, in a const char * of struct cli. */
 #define O_STR(n, s, a, f, h)                                                                       \
 	{                                                                                          \
 		.name = n, .short_name = s, .arg = a, .help = h, .kind = CO_STRING,                \
-		.field = FIELD(f)                                                                  \
+		.field = TYPED(f, const char *)                                                    \
 	}
 /* Its argument added to a list of struct cli (MAX_SUITE_ARGS at most), with its count. */
 #define O_LIST(n, s, a, f, cnt, h)                                                                 \
 	{                                                                                          \
 		.name = n, .short_name = s, .arg = a, .help = h, .kind = CO_LIST,                  \
-		.field = FIELD(f), .count = FIELD(cnt), .repeat = true                             \
+		.field = TYPED(f, const char *[MAX_SUITE_ARGS]), .count = TYPED(cnt, size_t),      \
+		.repeat = true                                                                     \
 	}
 /* A whole number from lo to hi in an unsigned long of struct cli. */
 #define O_ULONG(n, a, f, lo, hi, h)                                                                \
 	{                                                                                          \
-		.name = n, .arg = a, .help = h, .kind = CO_ULONG, .field = FIELD(f), .min = lo,    \
-		.max = hi                                                                          \
+		.name = n, .arg = a, .help = h, .kind = CO_ULONG,                                  \
+		.field = TYPED(f, unsigned long), .min = lo, .max = hi                             \
 	}
 /* A whole number from lo to hi in an unsigned int of struct cli. */
 #define O_UINT(n, a, f, lo, hi, h)                                                                 \
 	{                                                                                          \
-		.name = n, .arg = a, .help = h, .kind = CO_UINT, .field = FIELD(f), .min = lo,     \
-		.max = hi                                                                          \
+		.name = n, .arg = a, .help = h, .kind = CO_UINT, .field = TYPED(f, unsigned int),  \
+		.min = lo, .max = hi                                                               \
 	}
 /* Parsed by its own function; O_CALLS may be given again (--impl). */
 #define O_CALL(n, s, a, fn, h)                                                                     \
@@ -340,8 +346,8 @@ static int set_model_slowdown(struct cli *c, const char *opt, const char *arg)
 /* An option the command needs: shown without brackets. */
 #define O_NEED(n, a, f, h)                                                                         \
 	{                                                                                          \
-		.name = n, .arg = a, .help = h, .kind = CO_STRING, .field = FIELD(f),              \
-		.required = true                                                                   \
+		.name = n, .arg = a, .help = h, .kind = CO_STRING,                                 \
+		.field = TYPED(f, const char *), .required = true                                  \
 	}
 /* NOLINTEND(bugprone-macro-parentheses) */
 /* Every option, once (options.def): opt_ID for each. */
@@ -508,51 +514,118 @@ static const struct cli_opt *const case_exec_opts[] = {
 };
 
 const struct cli_command cli_commands[] = {
-    {"hw", NULL, "describe the host (or SPEC, or the record DIR) the suites plan from", hw_opts, 0,
-     false, false, cli_cmd_hw},
-    {"list", NULL, "the cases, with their parameters as this host expands them, and the gates",
-     list_opts, 0, false, false, cli_cmd_list},
-    {"run", NULL,
-     "run the cases, each in a forked child with a timeout; judge the gates, and\n"
-     "with --baseline the perf metrics against earlier runs of this host class",
-     run_opts, 0, false, false, cli_cmd_run},
-    {"ab", NULL,
-     "is head slower than base? Every shared perf case, the two builds in turn,\n"
-     "each round a fresh process of each; head's checks run once",
-     ab_opts, 0, false, false, cli_cmd_ab},
-    {"calibrate", NULL,
-     "this build against itself, K A/A runs of N rounds (default 4 of 10): each\n"
-     "metric's noise on this host class, filed as DIR/HOST_CLASS_HASH/calibration.json\n"
-     "(the two before it kept: verdicts take each metric's upper median of the three)",
-     calibrate_opts, 0, false, false, cli_cmd_calibrate},
-    {"model", NULL, "the A/B procedures on modelled lognormal rounds: A/A failures and power",
-     model_opts, 0, false, false, cli_cmd_model},
-    {"compare", "BASE.json... HEAD.json",
-     "judge a run against earlier ones (pooled per run) of the same host class", compare_opts,
-     MAX_SUITE_ARGS, false, false, cli_cmd_compare},
-    {"merge", "SHARD.json...", "the results of a run's shards (--shard I/N) as one results file",
-     merge_opts, MAX_SUITE_ARGS, false, false, cli_cmd_merge},
-    {"vm", "[--] COMMAND [OPTIONS]",
-     "a memgate command (this build) inside a QEMU guest of SHAPE, or of a kernel of\n"
-     "yours with KVM in it (--kernel), KVM's where it boots the kit, else TCG's (with\n"
-     "icount for a kernel: its figures count instructions); a run's reports come back\n"
-     "with its suites named guest[SHAPE].SUITE or guest[kernel=VERSION].SUITE (under\n"
-     "TCG its gates are off: timing is not the host's)",
-     vm_opts, MAX_SUITE_ARGS, true, false, cli_cmd_vm},
-    {"baseline", "add RESULTS.json DIR",
-     "file a run into a history directory, under DIR/HOST_CLASS_HASH/", plain_opts, 3, false, false,
-     cli_cmd_baseline},
-    {"rules", NULL, "print the rules in effect (the embedded ones unless --rules)", rules_opts, 0,
-     false, false, cli_cmd_rules},
-    {"man", NULL, "memgate(1) in roff, as make builds it for make install", plain_opts, 0, false,
-     false, cli_cmd_man},
-    {"completion", NULL, "the bash completion of memgate, as make install installs it", plain_opts,
-     0, false, false, cli_cmd_completion},
+    {
+	.name = "hw",
+	.summary = "describe the host (or SPEC, or the record DIR) the suites plan from",
+	.opts = hw_opts,
+	.run = cli_cmd_hw,
+    },
+    {
+	.name = "list",
+	.summary = "the cases, with their parameters as this host expands them, and the gates",
+	.opts = list_opts,
+	.run = cli_cmd_list,
+    },
+    {
+	.name = "run",
+	.summary = "run the cases, each in a forked child with a timeout; judge the gates, and\n"
+		   "with --baseline the perf metrics against earlier runs of this host class",
+	.opts = run_opts,
+	.run = cli_cmd_run,
+    },
+    {
+	.name = "ab",
+	.summary = "is head slower than base? Every shared perf case, the two builds in turn,\n"
+		   "each round a fresh process of each; head's checks run once",
+	.opts = ab_opts,
+	.run = cli_cmd_ab,
+    },
+    {
+	.name = "calibrate",
+	.summary =
+	    "this build against itself, K A/A runs of N rounds (default 4 of 10): each\n"
+	    "metric's noise on this host class, filed as DIR/HOST_CLASS_HASH/calibration.json\n"
+	    "(the two before it kept: verdicts take each metric's upper median of the three)",
+	.opts = calibrate_opts,
+	.run = cli_cmd_calibrate,
+    },
+    {
+	.name = "model",
+	.summary = "the A/B procedures on modelled lognormal rounds: A/A failures and power",
+	.opts = model_opts,
+	.run = cli_cmd_model,
+    },
+    {
+	.name = "compare",
+	.args = "BASE.json... HEAD.json",
+	.summary = "judge a run against earlier ones (pooled per run) of the same host class",
+	.opts = compare_opts,
+	.max_args = MAX_SUITE_ARGS,
+	.run = cli_cmd_compare,
+    },
+    {
+	.name = "merge",
+	.args = "SHARD.json...",
+	.summary = "the results of a run's shards (--shard I/N) as one results file",
+	.opts = merge_opts,
+	.max_args = MAX_SUITE_ARGS,
+	.run = cli_cmd_merge,
+    },
+    {
+	.name = "vm",
+	.args = "[--] COMMAND [OPTIONS]",
+	.summary =
+	    "a memgate command (this build) inside a QEMU guest of SHAPE, or of a kernel of\n"
+	    "yours with KVM in it (--kernel), KVM's where it boots the kit, else TCG's (with\n"
+	    "icount for a kernel: its figures count instructions); a run's reports come back\n"
+	    "with its suites named guest[SHAPE].SUITE or guest[kernel=VERSION].SUITE (under\n"
+	    "TCG its gates are off: timing is not the host's)",
+	.opts = vm_opts,
+	.max_args = MAX_SUITE_ARGS,
+	.stop_at_arg = true,
+	.run = cli_cmd_vm,
+    },
+    {
+	.name = "baseline",
+	.args = "add RESULTS.json DIR",
+	.summary = "file a run into a history directory, under DIR/HOST_CLASS_HASH/",
+	.opts = plain_opts,
+	.max_args = 3,
+	.run = cli_cmd_baseline,
+    },
+    {
+	.name = "rules",
+	.summary = "print the rules in effect (the embedded ones unless --rules)",
+	.opts = rules_opts,
+	.run = cli_cmd_rules,
+    },
+    {
+	.name = "man",
+	.summary = "memgate(1) in roff, as make builds it for make install",
+	.opts = plain_opts,
+	.run = cli_cmd_man,
+    },
+    {
+	.name = "completion",
+	.summary = "the bash completion of memgate, as make install installs it",
+	.opts = plain_opts,
+	.run = cli_cmd_completion,
+    },
     /* memgate's own: a counted case under callgrind, and ab's first question of a side */
-    {"case-exec", NULL, "one counted case in this process (the runner's)", case_exec_opts, 0, false,
-     true, cli_cmd_case_exec},
-    {"ab-protocol", NULL, "the A/B protocol this memgate speaks (ab's first question)", run_opts, 0,
-     false, true, cli_cmd_ab_protocol},
+    {
+	.name = "case-exec",
+	.summary = "one counted case in this process (the runner's)",
+	.opts = case_exec_opts,
+	.hidden = true,
+	.run = cli_cmd_case_exec,
+    },
+    {
+	.name = "ab-protocol",
+	.summary = "the A/B protocol this memgate speaks (ab's first question)",
+	.opts = run_opts,
+	.hidden = true,
+	.run = cli_cmd_ab_protocol,
+    },
     {0},
 };
 
@@ -584,6 +657,19 @@ int cli_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/* @arg added to @o's list in @c (MAX_SUITE_ARGS at most). Returns 0 or -EINVAL, said. */
+static int add_to_list(struct cli *c, const struct cli_opt *o, const char *name, const char *arg)
+{
+	size_t *n = (size_t *)((char *)c + o->count);
+
+	if (*n == MAX_SUITE_ARGS) {
+		cli_usage_error("at most %d %s options", MAX_SUITE_ARGS, name);
+		return -EINVAL;
+	}
+	((const char **)((char *)c + o->field))[(*n)++] = arg;
+	return 0;
+}
+
 /* What @o does with @arg (NULL for a flag). Returns 0 or -EINVAL, the usage error said. */
 static int apply(struct cli *c, const struct cli_opt *o, const char *arg)
 {
@@ -598,16 +684,8 @@ static int apply(struct cli *c, const struct cli_opt *o, const char *arg)
 	case CO_STRING:
 		*(const char **)base = arg;
 		return 0;
-	case CO_LIST: {
-		size_t *n = (size_t *)((char *)c + o->count);
-
-		if (*n == MAX_SUITE_ARGS) {
-			cli_usage_error("at most %d %s options", MAX_SUITE_ARGS, name);
-			return -EINVAL;
-		}
-		((const char **)base)[(*n)++] = arg;
-		return 0;
-	}
+	case CO_LIST:
+		return add_to_list(c, o, name, arg);
 	case CO_ULONG:
 		return parse_ulong(name, arg, o->min, o->max, (unsigned long *)base);
 	case CO_UINT: {

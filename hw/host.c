@@ -77,6 +77,7 @@ static void probe_pools(struct hw_info *hw)
 	uint64_t sizes[HW_MAX_PAGE_SIZES];
 	unsigned int n = hw_hugepage_sizes(sizes, HW_MAX_PAGE_SIZES);
 
+	hw->n_hugepages = 0;
 	for (unsigned int i = 0; i < n; i++)
 		if (!hw_hugepage_pool(sizes[i], -1, &hw->hugepages[hw->n_hugepages]))
 			hw->n_hugepages++;
@@ -87,8 +88,10 @@ static void probe_pools(struct hw_info *hw)
 		for (unsigned int j = 0; j < nd->n_pages; j++) {
 			struct hw_page_pool p;
 
-			if (!hw_hugepage_pool(nd->pages[j].size_bytes, (int)nd->os_index, &p))
-				nd->pages[j].free = p.free;
+			if (hw_hugepage_pool(nd->pages[j].size_bytes, (int)nd->os_index, &p))
+				continue;
+			nd->pages[j].total = p.total;
+			nd->pages[j].free = p.free;
 		}
 	}
 }
@@ -287,6 +290,14 @@ out:
 	free(online);
 	if (allowed)
 		CPU_FREE(allowed);
+}
+
+void hw_reread_pools(struct hw_info *hw)
+{
+	if (hw->source != HW_SOURCE_HOST)
+		return;
+	probe_meminfo(hw);
+	probe_pools(hw);
 }
 
 void hw_host_probe(struct hw_info *hw)

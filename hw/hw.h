@@ -141,6 +141,12 @@ json_t *hw_to_json(const struct hw_info *hw);
 /** hw_print_json() - the same as one JSON object. Returns 0 or -errno. */
 int hw_print_json(const struct hw_info *hw, FILE *out);
 
+/**
+ * hw_reread_pools() - @hw's hugetlb pools (system-wide and per node) and meminfo read again,
+ * after memgate resized a pool: the rest of the description stands. Only for this host.
+ */
+void hw_reread_pools(struct hw_info *hw);
+
 /** hw_kvm_boots_stock_guests() - KVM is usable and runs an unmodified guest (a BIOS, a
  * distribution kernel): not kvm_pvm, where such a kernel stalls before its first word. */
 bool hw_kvm_boots_stock_guests(const struct hw_info *hw);

@@ -293,6 +293,25 @@ static void trim(bool idle)
 }
 
 /*
+ * Nothing queued after the nap: trim if the policy is idle, then sleep until a call comes.
+ * Returns false when the thread is to stop instead.
+ */
+static bool idle_until_called(void)
+{
+	event_reset(&calls.ready);
+	if (queued() != 0)
+		return true;
+	if (calls.trim == RCU_TRIM_IDLE)
+		trim(true);
+	if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_store_n(&calls.idle, true, __ATOMIC_RELEASE);
+	event_wait(&calls.ready);
+	__atomic_store_n(&calls.idle, false, __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
  * QEMU's batching rule: sleep 10 ms, then run a batch if RCU_CALL_MIN_SIZE callbacks are
  * queued or RCU_BATCH_SLEEPS sleeps have passed. A queue still empty after a sleep makes
  * the thread wait for the next call_rcu(), and that is when the landed form trims: so a
@@ -310,18 +329,8 @@ static unsigned long wait_for_batch(void)
 			return 0;
 		/* The only sleeps of the model: the rule itself sleeps 10 ms. */
 		nanosleep(&nap, NULL);
-		if (n == 0) {
-			event_reset(&calls.ready);
-			if (queued() == 0) {
-				if (calls.trim == RCU_TRIM_IDLE)
-					trim(true);
-				if (__atomic_load_n(&calls.stop, __ATOMIC_ACQUIRE))
-					return 0;
-				__atomic_store_n(&calls.idle, true, __ATOMIC_RELEASE);
-				event_wait(&calls.ready);
-				__atomic_store_n(&calls.idle, false, __ATOMIC_RELEASE);
-			}
-		}
+		if (n == 0 && !idle_until_called())
+			return 0;
 		n = queued();
 	}
 	return n;

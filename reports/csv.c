@@ -56,42 +56,47 @@ static void chart_file(const struct chart *c, const char *dir, char *buf, size_t
 	snprintf(buf, len, "%s/%s-%s.csv", dir, c->suite, i ? unit : "none");
 }
 
+/* One row of chart @c in @f: the labels (@row 0), or the medians (@row 1). */
+static void chart_row(const struct report_run *run, const struct chart *c, int row, FILE *f)
+{
+	char full[256], label[512];
+	const char *sep = "";
+
+	for (size_t i = 0; i < run->n; i++) {
+		const struct case_result *r = &run->results[i];
+
+		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
+			const struct metric_result *m = &r->metrics[k];
+			struct chart mine = chart_of(r, m);
+
+			if (!m->n || !same_chart(&mine, c))
+				continue;
+			fputs(sep, f);
+			sep = ",";
+			snprintf(label, sizeof(label), "%s %s",
+				 case_full_name(r->inst, full, sizeof(full)), m->def->name);
+			if (row == 0)
+				put_field(label, f);
+			else
+				fprintf(f, "%.10g", m->sum.median);
+		}
+	}
+	fputc('\n', f);
+}
+
 static int write_chart(const struct report_run *run, const struct chart *c, const char *dir,
 		       struct mg_err *err)
 {
 	struct file_out rf;
-	char path[4096], full[256], label[512];
-	const char *sep = "";
+	char path[4096];
 	int ret;
 
 	chart_file(c, dir, path, sizeof(path));
 	ret = file_out_create(&rf, path, err);
 	if (ret)
 		return ret;
-	for (int row = 0; row < 2; row++, sep = "") {
-		for (size_t i = 0; i < run->n; i++) {
-			const struct case_result *r = &run->results[i];
-
-			for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
-				const struct metric_result *m = &r->metrics[k];
-				struct chart mine = chart_of(r, m);
-
-				if (!m->n || !same_chart(&mine, c))
-					continue;
-				fputs(sep, rf.f);
-				sep = ",";
-				if (row == 0) {
-					snprintf(label, sizeof(label), "%s %s",
-						 case_full_name(r->inst, full, sizeof(full)),
-						 m->def->name);
-					put_field(label, rf.f);
-				} else {
-					fprintf(rf.f, "%.10g", m->sum.median);
-				}
-			}
-		}
-		fputc('\n', rf.f);
-	}
+	chart_row(run, c, 0, rf.f);
+	chart_row(run, c, 1, rf.f);
 	return file_out_commit(&rf, err);
 }
 
@@ -115,35 +120,36 @@ int report_csv_check(const char *dir, struct mg_err *err)
 	return file_path_check(probe, "--csv", err);
 }
 
+/* @c added to the @n @charts unless one of them is it. Returns 0 or -E2BIG with @err. */
+static int chart_add(struct chart *charts, size_t *n, size_t max, const struct chart *c,
+		     struct mg_err *err)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (same_chart(&charts[j], c))
+			return 0;
+	if (*n == max)
+		return mg_err_set(err, E2BIG, "--csv: more than %zu charts", max);
+	charts[(*n)++] = *c;
+	return 0;
+}
+
 int report_csv_write(const struct report_run *run, const char *dir, struct mg_err *err)
 {
 	struct chart charts[64];
 	size_t n = 0;
+	int ret = 0;
 
-	for (size_t i = 0; i < run->n; i++) {
+	for (size_t i = 0; !ret && i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
 
-		for (unsigned int k = 0; k < r->inst->def->n_metrics; k++) {
+		for (unsigned int k = 0; !ret && k < r->inst->def->n_metrics; k++) {
 			struct chart c = chart_of(r, &r->metrics[k]);
-			size_t j;
 
-			if (!r->metrics[k].n)
-				continue;
-			for (j = 0; j < n && !same_chart(&charts[j], &c); j++)
-				;
-			if (j == n) {
-				if (n == ARRAY_SIZE(charts))
-					return mg_err_set(err, E2BIG, "--csv: more than %zu charts",
-							  n);
-				charts[n++] = c;
-			}
+			if (r->metrics[k].n)
+				ret = chart_add(charts, &n, ARRAY_SIZE(charts), &c, err);
 		}
 	}
-	for (size_t j = 0; j < n; j++) {
-		int ret = write_chart(run, &charts[j], dir, err);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
+	for (size_t j = 0; !ret && j < n; j++)
+		ret = write_chart(run, &charts[j], dir, err);
+	return ret;
 }

@@ -3,7 +3,6 @@
 #include "session/ab.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +14,6 @@
 #include "util/proc.h"
 #include "util/tmpdir.h"
 #include "util/util.h"
-
-/* "memgate: MESSAGE" on stderr; returns EXIT_USAGE. */
-static int __attribute__((format(printf, 1, 2))) bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "memgate: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return EXIT_USAGE;
-}
 
 /* The options both sides' `list` and `run` get, rebuilt from what was parsed. */
 static int ab_common(const struct session_config *cfg, const char **argv, int max, char *numbers,
@@ -99,11 +85,11 @@ int ab_job_setup(const struct session_config *cfg, const struct session_ab *c, s
 	struct mg_err err = {0};
 
 	if (!c->base || !c->head)
-		return bad_usage(
+		return session_usage_error(
 		    "ab needs --base 'BINARY [OPTIONS]' and --head 'BINARY [OPTIONS]'");
 	if (ab_side_parse(&j->base, "base", c->base, &err) ||
 	    ab_side_parse(&j->head, "head", c->head, &err))
-		return bad_usage("%s", err.msg);
+		return session_usage_error("%s", err.msg);
 	/* Defaults: 6 rounds, 10 more for undecided metrics, 3 samples a round; quick: 4, 6, 2. An
 	 * even number, so that each side runs first in half of them. */
 	o->rounds = c->rounds_set ? (unsigned int)c->rounds : cfg->opts.quick ? 4 : 6;
@@ -320,9 +306,10 @@ int session_ab(struct session_config *cfg, const struct session_ab *ab)
 	if ((ret = ab_job_start(cfg, &j)) || proc_stop)
 		goto out;
 	if (j.base.vm != j.head.vm) {
-		ret = bad_usage("ab: --%s is a guest (memgate vm ...) and --%s is not: give both "
-				"sides a guest, or neither",
-				j.base.vm ? "base" : "head", j.base.vm ? "head" : "base");
+		ret = session_usage_error(
+		    "ab: --%s is a guest (memgate vm ...) and --%s is not: give both "
+		    "sides a guest, or neither",
+		    j.base.vm ? "base" : "head", j.base.vm ? "head" : "base");
 		goto out;
 	}
 	j.o.guests = j.base.vm;

@@ -3,6 +3,7 @@
 #include "session/session.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -548,13 +549,9 @@ int session_run(struct session *s, FILE *out)
 		fprintf(stderr, "memgate: no case matches the filters (see `memgate list`)\n");
 		ret = EXIT_USAGE;
 	}
-	/* Reserve, then describe the host again: the suites plan from the pools they will use. */
-	if (!ret && cfg->reserve && !(ret = session_reserve_pool(s))) {
-		hw_release(&s->hw);
-		s->hw_loaded = false;
-		if (!(ret = session_load_host(&s->hw, NULL, NULL)))
-			s->hw_loaded = true;
-	}
+	/* Reserve, then read the pools again: the suites plan from the pools they will use. */
+	if (!ret && cfg->reserve && !(ret = session_reserve_pool(s)))
+		hw_reread_pools(&s->hw);
 	if (ret)
 		return ret;
 	s->results = calloc(s->n, sizeof(*s->results));
@@ -697,4 +694,16 @@ const struct suite_def *const *session_suites(size_t *n)
 int session_recover(FILE *out)
 {
 	return reserve_recover(out);
+}
+
+int session_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "memgate: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return EXIT_USAGE;
 }

@@ -125,8 +125,9 @@ int session_check_reports(const struct session_config *cfg);
 
 /**
  * session_reserve_pool() - --reserve-hugepages: enough free hugetlb pages for @s's planned
- * cases (the pools are put back on every way out), then the host described again, so that the
- * suites plan from the pools they will use. Returns 0 or an exit status.
+ * cases (the pools are put back on every way out). session_run() then reads the pools again
+ * (hw_reread_pools()), so that the suites plan from the pools they will use. Returns 0 or an
+ * exit status.
  */
 int session_reserve_pool(struct session *s);
 
@@ -206,6 +207,12 @@ const struct suite_def *const *session_suites(size_t *n);
  * Returns how many were put back.
  */
 int session_recover(FILE *out);
+
+/**
+ * session_usage_error() - "memgate: MESSAGE" on stderr, for bad input found past the command
+ * line's checks; returns EXIT_USAGE.
+ */
+int session_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /**
  * session_impl_set() - --impl @assignment ("KEY=VALUE") into @o, checked against every

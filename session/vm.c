@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,19 +52,6 @@ struct vm_job {
 	const char *args[MAX_SUITE_ARGS + 8];
 };
 
-/* "memgate: vm: MESSAGE" on stderr; returns EXIT_USAGE. */
-static int __attribute__((format(printf, 1, 2))) bad_input(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "memgate: vm: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return EXIT_USAGE;
-}
-
 /* The guest's console as it comes: memgate's own lines, and the kernel's errors. */
 static void echo_line(void *arg, const char *line)
 {
@@ -85,8 +71,8 @@ static int guest_command(const struct session_vm *vm, bool kvm, const char **arg
 		for (size_t k = 0; k < ARRAY_SIZE(guest_report_options); k++)
 			if (!strncmp(vm->args[i], guest_report_options[k],
 				     strlen(guest_report_options[k])))
-				return bad_input(
-				    "'%s' names a file in the guest: give memgate vm its "
+				return session_usage_error(
+				    "vm: '%s' names a file in the guest: give memgate vm its "
 				    "--json and --junit, where the guest's reports "
 				    "come back",
 				    vm->args[i]);
@@ -191,7 +177,7 @@ static int plan_guest(const struct session_config *cfg, const struct session_vm 
 					    : vm->kernel ? VM_KERNEL_SHAPE
 							 : VM_DEFAULT_SHAPE,
 					    &j->s.shape, &err))
-		return bad_input("%s", err.msg);
+		return session_usage_error("vm: %s", err.msg);
 	if ((ret = session_check_reports(cfg)) || (ret = session_load_host(&hw, NULL, NULL)))
 		return ret;
 	j->s.kvm = hw_kvm_boots_stock_guests(&hw);
@@ -200,7 +186,7 @@ static int plan_guest(const struct session_config *cfg, const struct session_vm 
 	if (ret || (ret = guest_command(vm, j->s.kvm, j->args, ARRAY_SIZE(j->args))))
 		return ret;
 	if (vm_args_check(j->args, &err))
-		return bad_input("%s", err.msg);
+		return session_usage_error("vm: %s", err.msg);
 	return 0;
 }
 
@@ -210,13 +196,13 @@ static int find_parts(const struct session_config *cfg, struct vm_job *j)
 	struct mg_err err = {0};
 
 	if (qemu_find(&j->qemu, cfg->qemu_path, &err))
-		return bad_input("%s", err.msg);
+		return session_usage_error("vm: %s", err.msg);
 	if (!j->qemu.path[0]) {
 		fprintf(stderr, "memgate vm: %s\n", j->qemu.why);
 		return EXIT_USAGE;
 	}
 	if (guest_kit_find(&j->kit, cfg->guest_kernel, cfg->guest_initrd, &err))
-		return bad_input("%s", err.msg);
+		return session_usage_error("vm: %s", err.msg);
 	if (!j->kit.kernel[0] || vm_pack_find(j->pack, sizeof(j->pack), &err)) {
 		fprintf(stderr, "memgate vm: %s\n", j->kit.kernel[0] ? err.msg : j->kit.why);
 		return EXIT_USAGE;

@@ -19,15 +19,7 @@ debian_sources bookworm
 (cd "$apt/src" && debian_apt apt-get source -q linux/bookworm >/dev/null)
 src=$(find "$apt/src" -mindepth 1 -maxdepth 1 -type d -name 'linux-*' | head -n 1)
 
-mkdir -p "$dir"
-git -C "$dir" init -q -b base
-git -C "$dir" config user.name memgate
-git -C "$dir" config user.email memgate@localhost
-# One big commit of loose objects: no automatic gc in the middle of making the tree.
-git -C "$dir" config gc.auto 0
-(cd "$src" && tar --exclude=./debian --exclude=./.pc -cf - .) | tar -xf - -C "$dir"
-git -C "$dir" add -A --force
-git -C "$dir" commit -q -m "Linux $(make -s -C "$dir" kernelversion) as Debian 12 ships it ($(basename "$src"))"
+debian_tree_base "$src" "Linux $(make -s -C "$src" kernelversion)"
 git -C "$dir" checkout -q -b slow
 git -C "$dir" apply "$here/slow-memslot-update.patch"
 git -C "$dir" commit -q -a -m "KVM: walk every memslot on each memslot update (memgate's slowed head)"

@@ -26,15 +26,7 @@ url=$(echo "$uri" | cut -d"'" -f2)
 file=$(echo "$uri" | cut -d' ' -f2)
 debian_apt /usr/lib/apt/apt-helper download-file "$url" "$apt/src/$file" >/dev/null
 
-mkdir -p "$dir"
-git -C "$dir" init -q -b base
-git -C "$dir" config user.name memgate
-git -C "$dir" config user.email memgate@localhost
-# One big commit of loose objects: no automatic gc in the middle of making the tree.
-git -C "$dir" config gc.auto 0
-(cd "$old" && tar --exclude=./debian --exclude=./.pc -cf - .) | tar -xf - -C "$dir"
-git -C "$dir" add -A --force
-git -C "$dir" commit -q -m "QEMU $(cat "$dir/VERSION") as Debian 12 ships it ($(basename "$old"))"
+debian_tree_base "$old" "QEMU $(cat "$old/VERSION")"
 git -C "$dir" checkout -q -b one-thread
 git -C "$dir" apply "$here/one-thread.patch"
 git -C "$dir" commit -q -a -m "util/oslib-posix: preallocate with one thread, whatever is asked"

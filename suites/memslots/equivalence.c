@@ -57,6 +57,26 @@ struct seq {
 	unsigned int ops;
 };
 
+/* The 5 @probes looked up in mode @m (linear or binary, without or with the cache): @expect? */
+static int compare_lookups(struct memslots *s, unsigned int m, const uint64_t *probes,
+			   const int *expect, char *why, size_t len)
+{
+	s->lookup = m < 2 ? MEMSLOTS_LINEAR : MEMSLOTS_BINARY;
+	s->cache = m % 2;
+	for (int k = 0; k < 5; k++) {
+		int a = memslots_find(s, probes[k]), b = expect[k];
+
+		if (a != b) {
+			snprintf(why, len,
+				 "lookup of gfn %#" PRIx64 " (%s%s) found slot %d, expected %d",
+				 probes[k], m < 2 ? "linear" : "binary", m % 2 ? "+cache" : "", a,
+				 b);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Compare one slot and the lookups around it, in every lookup mode the order allows. */
 static int compare_slot(struct memslots *s, const struct oracle *o, int id, bool lookups, char *why,
 			size_t len)
@@ -84,22 +104,9 @@ static int compare_slot(struct memslots *s, const struct oracle *o, int id, bool
 	probes[4] = want->base_gfn + want->npages;
 	for (int k = 0; k < 5; k++)
 		expect[k] = oracle_find(o, probes[k]);
-	for (unsigned int m = 0; m < modes; m++) {
-		s->lookup = m < 2 ? MEMSLOTS_LINEAR : MEMSLOTS_BINARY;
-		s->cache = m % 2;
-		for (int k = 0; k < 5; k++) {
-			int a = memslots_find(s, probes[k]), b = expect[k];
-
-			if (a != b) {
-				snprintf(why, len,
-					 "lookup of gfn %#" PRIx64 " (%s%s) found slot %d, "
-					 "expected %d",
-					 probes[k], m < 2 ? "linear" : "binary",
-					 m % 2 ? "+cache" : "", a, b);
-				return -1;
-			}
-		}
-	}
+	for (unsigned int m = 0; m < modes; m++)
+		if (compare_lookups(s, m, probes, expect, why, len))
+			return -1;
 	return 0;
 }
 

@@ -200,6 +200,27 @@ unsigned int memslots_case_expand_regressions(const struct hw_info *hw, const st
 	return n;
 }
 
+/* Regression @r replayed on a fresh set of 125 slots updated by @st, looked up by mode @l
+ * (linear or binary, without or with the cache). Returns false when the set cannot be made. */
+static bool replay(struct case_ctx *ctx, size_t r, enum memslots_order order,
+		   const struct strategy *st, unsigned int l)
+{
+	enum memslots_lookup lk = l < 2 ? MEMSLOTS_LINEAR : MEMSLOTS_BINARY;
+	struct memslots s;
+	char why[512];
+
+	if (memslots_init(&s, REG_CAPACITY, order, st->update, lk, l % 2)) {
+		case_error(ctx, "cannot build a set of %d slots", REG_CAPACITY);
+		return false;
+	}
+	if (regressions[r].fn(&s, why, sizeof(why)))
+		case_fail(ctx, "update %s, order %s, lookup %s%s: %s", st->name,
+			  memslots_order_name(order), lk == MEMSLOTS_BINARY ? "binary" : "linear",
+			  l % 2 ? "+cache" : "", why);
+	memslots_release(&s);
+	return true;
+}
+
 /* Every strategy, with every lookup the order allows, on a fresh set of 125 slots. */
 void memslots_case_check_regression(struct case_ctx *ctx)
 {
@@ -212,22 +233,8 @@ void memslots_case_check_regression(struct case_ctx *ctx)
 
 	while (r < ARRAY_SIZE(regressions) && strcmp(regressions[r].name, name))
 		r++;
-	for (unsigned int i = 0; i < n; i++) {
-		for (unsigned int l = 0; l < lookups; l++) {
-			enum memslots_lookup lk = l < 2 ? MEMSLOTS_LINEAR : MEMSLOTS_BINARY;
-			struct memslots s;
-			char why[512];
-
-			if (memslots_init(&s, REG_CAPACITY, order, strat[i].update, lk, l % 2)) {
-				case_error(ctx, "cannot build a set of %d slots", REG_CAPACITY);
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int l = 0; l < lookups; l++)
+			if (!replay(ctx, r, order, &strat[i], l))
 				return;
-			}
-			if (regressions[r].fn(&s, why, sizeof(why)))
-				case_fail(ctx, "update %s, order %s, lookup %s%s: %s",
-					  strat[i].name, memslots_order_name(order),
-					  lk == MEMSLOTS_BINARY ? "binary" : "linear",
-					  l % 2 ? "+cache" : "", why);
-			memslots_release(&s);
-		}
-	}
 }

@@ -361,14 +361,10 @@ static int count_placement(const struct mapping *m, int want, size_t *on, size_t
 		if (syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL, status, 0))
 			return -errno;
 		for (size_t i = 0; i < n; i++) {
-			if (status[i] == want) {
-				(*on)++;
-			} else if (status[i] >= 0) {
-				if (!(*other)++)
-					*seen = status[i];
-			} else {
-				(*absent)++;
-			}
+			*on += status[i] == want;
+			*absent += status[i] < 0;
+			if (status[i] >= 0 && status[i] != want && !(*other)++)
+				*seen = status[i];
 		}
 	}
 	return 0;
