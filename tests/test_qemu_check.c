@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "run/qemu.h"
-#include "suites/qemu_check.h"
+#include "suites/qemu/check.h"
 
 #define MIB (1024UL) /* KiB in a MiB */
 #define GIB_BYTES (1ULL << 30)

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * qemu_boot.c - the qemu suite's boot cases: a real QEMU boots memgate's guest kit (Debian's
+ * boot.c - the qemu suite's boot cases: a real QEMU boots memgate's guest kit (Debian's
  * cloud kernel, a busybox initramfs) with N disks, each a virtio-scsi-pci controller of its
  * own behind pci-bridges, the shape of the report in the 2017 malloc_trim thread. KVM where
  * /dev/kvm boots a stock kernel (not kvm_pvm), TCG otherwise: the accelerator is a property
  * of the case.
  */
 #include "run/result.h"
-#include "suites/qemu_boot.h"
+#include "suites/qemu/boot.h"
 
 #include <errno.h>
 #include <inttypes.h>

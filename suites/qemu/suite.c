@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* qemu.c - the qemu suite: a real QEMU's -mem-prealloc start-up beside the reference
+/* suite.c - the qemu suite: a real QEMU's -mem-prealloc start-up beside the reference
  * preallocation on the same pages (the 2017 parallel-prealloc and 2025 thread-cap threads are about
  * QEMU's own code), and the 60-disk boot of the 2017 malloc_trim thread on a real QEMU and kernel
- * (qemu_boot.c). */
+ * (boot.c). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -22,8 +22,8 @@
 #include "run/qemu.h"
 #include "impl/prealloc.h"
 #include "suites/pages.h"
-#include "suites/qemu_check.h"
-#include "suites/qemu_boot.h"
+#include "suites/qemu/check.h"
+#include "suites/qemu/boot.h"
 #include "suites/suites.h"
 
 #include "util/stats.h"

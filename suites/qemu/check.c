@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* qemu_check.c - the qemu suite's figures that cannot be true (qemu_check.h). */
-#include "suites/qemu_check.h"
+/* check.c - the qemu suite's figures that cannot be true (check.h). */
+#include "suites/qemu/check.h"
 
 #include <math.h>
 #include <stdio.h>

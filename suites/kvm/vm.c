@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kvm_vm.c - the kvm suite's VM: opened, made fresh, closed; where a slot goes; one timed
+/* vm.c - the kvm suite's VM: opened, made fresh, closed; where a slot goes; one timed
  * memslot change on the kernel or on the reference; pinning the case. */
-#include "suites/kvm_vm.h"
+#include "suites/kvm/vm.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kvm_busy.c - the kvm suite's busy_guest case: a real-mode vCPU increments bytes in 15 pages,
+/* busy.c - the kvm suite's busy_guest case: a real-mode vCPU increments bytes in 15 pages,
  * never exiting, while 256 slots are added and deleted; its access rate alone and meanwhile,
  * and the ioctls' cycles. */
-#include "suites/kvm_busy.h"
+#include "suites/kvm/busy.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -18,7 +18,7 @@
 
 #include "impl/kvm_guest.h"
 #include "run/sampling.h"
-#include "suites/kvm_vm.h"
+#include "suites/kvm/vm.h"
 #include "util/stats.h"
 #include "util/util.h"
 

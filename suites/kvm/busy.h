@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kvm_busy.h - the kvm suite's busy_guest case: a vCPU touching its memory while slots come
+/* busy.h - the kvm suite's busy_guest case: a vCPU touching its memory while slots come
  * and go. */
 #ifndef MG_SUITES_KVM_BUSY_H
 #define MG_SUITES_KVM_BUSY_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* qemu_check.h - the figures of one of the qemu suite's QEMU arms that cannot be true: an ERROR
+/* check.h - the figures of one of the qemu suite's QEMU arms that cannot be true: an ERROR
  * of the measurement, never a PASS or a verdict. Pure: tests give it recorded or made-up rounds. */
 #ifndef MG_SUITES_QEMU_CHECK_H
 #define MG_SUITES_QEMU_CHECK_H

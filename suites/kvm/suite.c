@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kvm.c - the kvm suite: the host kernel's KVM_SET_USER_MEMORY_REGION, timed per operation as
+/* suite.c - the kvm suite: the host kernel's KVM_SET_USER_MEMORY_REGION, timed per operation as
  * tools/testing/selftests/kvm/memslot_perf_test.c exercises it, beside the 2014 array (the
- * memslots case); the busy_guest case is kvm_busy.c, the VM both use kvm_vm.c. */
+ * memslots case); the busy_guest case is busy.c, the VM both use vm.c. */
 #include <assert.h>
 #include <errno.h>
 #include <linux/kvm.h>
@@ -11,8 +11,8 @@
 #include "run/result.h"
 #include "run/sampling.h"
 #include "impl/memslots.h"
-#include "suites/kvm_busy.h"
-#include "suites/kvm_vm.h"
+#include "suites/kvm/busy.h"
+#include "suites/kvm/vm.h"
 #include "suites/suites.h"
 
 #include "util/stats.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* qemu_boot.h - the qemu suite's boot cases (qemu.perf.boot[disks=N]): a real QEMU booting
+/* boot.h - the qemu suite's boot cases (qemu.perf.boot[disks=N]): a real QEMU booting
  * memgate's guest kit with N disks. */
 #ifndef MG_SUITES_QEMU_BOOT_H
 #define MG_SUITES_QEMU_BOOT_H

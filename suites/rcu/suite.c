@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* rcu.c - the rcu suite: the N-disk boot (the 2017 malloc_trim thread): boot time and heap RSS per
- * trim policy. */
+/* suite.c - the rcu suite: the N-disk boot (the 2017 malloc_trim thread): boot time and heap RSS
+ * per trim policy. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* hw.c - the hw suite: do hwloc, libcpuid, sysfs and the TSC agree about this host? */
+/* suite.c - the hw suite: do hwloc, libcpuid, sysfs and the TSC agree about this host? */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

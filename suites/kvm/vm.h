@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* kvm_vm.h - what the kvm suite's cases share: a VM to set memslots on, a slot's place, one
+/* vm.h - what the kvm suite's cases share: a VM to set memslots on, a slot's place, one
  * timed KVM_SET_USER_MEMORY_REGION (or the same change on the reference), pinning. */
 #ifndef MG_SUITES_KVM_VM_H
 #define MG_SUITES_KVM_VM_H
