@@ -24,7 +24,7 @@
 /* A guest side's whole run, boot to poweroff: memgate vm's own default. */
 #define AB_GUEST_TIMEOUT_S 3600
 
-/* A guest's suite without its prefix: "guest[kernel=6.1.0-28-cloud-amd64].kvm" is "kvm". */
+/* A guest's suite without its prefix: "guest[kernel=6.1.0-28-cloud-amd64].SUITE" is "SUITE". */
 static const char *plain_suite(const char *suite)
 {
 	const char *p = strstr(suite, "].");
