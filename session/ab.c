@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ab.c - `memgate ab` from start to end, and the A/B job it shares with calibrate.c. */
 #include "session/ab.h"
+#include "session/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 
 #include "judge/ab.h"
 #include "session/ab.h"
+#include "session/internal.h"
 
 /* An A/B of two builds under way (ab, calibrate): its session, its sides and their options,
  * and what every side is run with: the options they share and the scratch folder. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* baseline.c - `memgate baseline add` from start to end: a results file filed in a history. */
 #include "session/compare.h"
+#include "session/internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,6 +2,7 @@
 /* calibrate.c - `memgate calibrate` from start to end: this build against itself, A/A runs of
  * rounds, every metric's noise between processes filed for this host class. */
 #include "session/ab.h"
+#include "session/internal.h"
 
 #include <errno.h>
 #include <signal.h>

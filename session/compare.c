@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* compare.c - `memgate compare` from start to end, and the report of any comparison. */
 #include "session/compare.h"
+#include "session/internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -19,11 +19,4 @@ int session_compare(struct session_config *cfg, const char *const *files, int n,
 /** session_baseline_add() - @results filed under @dir/HOST_HASH/; its exit status. */
 int session_baseline_add(const char *results, const char *dir);
 
-/**
- * session_report_comparison() - the report of a comparison (ab's, compare's): the console,
- * @ss's JUnit and JSON; the exit status its @n @results earn.
- */
-int session_report_comparison(const struct session *ss, const struct case_result *results,
-			      size_t n);
-
 #endif

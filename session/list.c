@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* list.c - a session's plan shown: the cases with their metrics and units, and the gates that
  * will judge them; as JSON, what `memgate ab` reads of a side. */
-#include "session/session.h"
+#include "session/internal.h"
 
 #include <jansson.h>
 #include <stdio.h>

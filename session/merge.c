@@ -8,7 +8,7 @@
 
 #include "judge/merge.h"
 #include "reports/file.h"
-#include "session/session.h"
+#include "session/internal.h"
 #include "util/json.h"
 
 int session_merge(const struct session_config *cfg, const char *const *files, int n_files)

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "session/session.h"
+#include "session/internal.h"
 #include "util/util.h"
 
 int session_model(const struct model_params *given, const double *spreads, size_t n)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* session.c - one run from start to end: the order of it, and what the commands share. */
-#include "session/session.h"
+#include "session/internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -706,4 +706,28 @@ int session_usage_error(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	return EXIT_USAGE;
+}
+
+int session_run_cases(struct session_config *cfg)
+{
+	struct session s;
+	int ret = session_plan(&s, cfg);
+
+	if (ret)
+		return ret;
+	ret = session_run(&s, stdout);
+	session_close(&s);
+	return ret;
+}
+
+int session_list_cases(struct session_config *cfg, bool json)
+{
+	struct session s;
+	int ret = session_plan(&s, cfg);
+
+	if (ret)
+		return ret;
+	ret = session_list(&s, json, stdout);
+	session_close(&s);
+	return ret;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* vm.c - `memgate vm` from start to end (session/vm.h). */
 #include "session/vm.h"
+#include "session/internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -19,10 +19,13 @@ rank() {
 	echo 0
 }
 
-# cli_may DIR: may the command line include from DIR? It parses and calls the session: its
-# own headers, the session's, and util/ (parsing sizes and names) below every layer.
+# cli_may HEADER: may the command line include HEADER? It parses and calls the session: its
+# own headers, the session's jobs (not their insides), and util/ (parsing sizes and names).
 cli_may() {
-	case "$1" in cli | session | util) return 0 ;; esac
+	case "$1" in
+	session/internal.h | session/ab_job.h) return 1 ;; # what a job is made of: session/ only
+	cli/* | session/* | util/*) return 0 ;;
+	esac
 	return 1
 }
 
@@ -44,7 +47,7 @@ violations() {
 					echo "$rel:$line: includes \"$inc\": $dir/ is not a layer ($layers)"
 				elif [ "$r" -gt "$own" ]; then
 					echo "$rel:$line: includes \"$inc\": $dir/ is above $l/ ($layers)"
-				elif [ "$l" = cli ] && ! cli_may "$dir"; then
+				elif [ "$l" = cli ] && ! cli_may "$inc"; then
 					echo "$rel:$line: includes \"$inc\": the command line only parses (cli/, session/ and util/)"
 				fi
 			done
@@ -70,9 +73,10 @@ mkdir -p "$tmp/impl" "$tmp/run" "$tmp/judge" "$tmp/cli"
 printf '#include "run/case.h"\n' > "$tmp/impl/planted.c"
 printf '#include "judge/verdict.h"\n#include "impl/planted.h"\n' > "$tmp/run/planted.c"
 printf '#include "run/case.h"\n#include "impl/planted.h"\n' > "$tmp/judge/ok.c"
-printf '#include "judge/ab.h"\n#include "session/session.h"\n' > "$tmp/cli/planted.c"
+printf '#include "judge/ab.h"\n#include "session/session.h"\n#include "session/internal.h"\n' > "$tmp/cli/planted.c"
 planted=$(violations "$tmp")
-if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 3 ] &&
+if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 4 ] &&
+   printf '%s\n' "$planted" | grep -q '^cli/planted.c:3: includes "session/internal.h"' &&
    printf '%s\n' "$planted" | grep -q '^cli/planted.c:1: includes "judge/ab.h": the command line only parses' &&
    printf '%s\n' "$planted" | grep -q '^impl/planted.c:1: includes "run/case.h"' &&
    printf '%s\n' "$planted" | grep -q '^run/planted.c:1: includes "judge/verdict.h"'; then
