@@ -207,21 +207,13 @@ static int case_make(json_t *bc, json_t *hc, const char *key, unsigned int round
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(metrics); i++) {
 		const json_t *jm = json_array_get(metrics, i);
-		struct ab_metric *m = &c->metrics[c->n_metrics++];
+		bool higher = !strcmp(ab_side_string(json_object_get(jm, "better")), "higher");
 
-		snprintf(m->name, sizeof(m->name), "%s",
-			 json_string_value(json_object_get(jm, "name")));
-		snprintf(m->unit, sizeof(m->unit), "%s",
-			 json_string_value(json_object_get(jm, "unit")));
-		m->better = strcmp(ab_side_string(json_object_get(jm, "better")), "higher")
-				? LOWER_IS_BETTER
-				: HIGHER_IS_BETTER;
-		m->reference = json_is_true(json_object_get(jm, "reference"));
-		m->base = calloc(rounds + 1, sizeof(*m->base));
-		m->head = calloc(rounds + 1, sizeof(*m->head));
-		if (!m->base || !m->head)
+		if (ab_metric_add(c, o, json_string_value(json_object_get(jm, "name")),
+				  json_string_value(json_object_get(jm, "unit")),
+				  higher ? HIGHER_IS_BETTER : LOWER_IS_BETTER,
+				  json_is_true(json_object_get(jm, "reference")), rounds))
 			return -ENOMEM;
-		c->n_gated += ab_tolerance(o, c, m).gate;
 	}
 	c->cut = -1;
 	for (size_t m = 0; m < c->n_metrics && json_is_string(json_object_get(hc, "cut_metric"));

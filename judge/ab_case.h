@@ -63,6 +63,14 @@ struct tolerance ab_tolerance(const struct ab_opts *o, const struct ab_case *c,
 			      const struct ab_metric *m);
 
 /**
+ * ab_metric_add() - the next metric of @c (its metrics array has room): @name, @unit, which
+ * way is @better, a @reference arm or not; room for @rounds rounds of each side; counted in
+ * @c->n_gated when @o gates it. Returns 0 or -ENOMEM.
+ */
+int ab_metric_add(struct ab_case *c, const struct ab_opts *o, const char *name, const char *unit,
+		  enum metric_better better, bool reference, unsigned int rounds);
+
+/**
  * ab_flag_case() - the first look at @c's rounds: flags the gated metrics it left undecided
  * (past the tolerance, not shown) and notes those it showed regressed. True when any is
  * flagged: the case gets @c->confirm more rounds.

@@ -130,19 +130,11 @@ static int guest_case_make(const struct hist_case *hc, const char *key, bool exa
 		return -ENOMEM;
 	for (size_t i = 0; i < hc->n_metrics; i++) {
 		const struct hist_metric *hm = &hc->metrics[i];
-		struct ab_metric *m = &c->metrics[c->n_metrics++];
-
-		snprintf(m->name, sizeof(m->name), "%s", hm->name);
 		/* Under icount the TSC is the instruction count (run/guest.h). */
-		snprintf(m->unit, sizeof(m->unit), "%s",
-			 exact && !strcmp(hm->unit, "cycles") ? "instructions" : hm->unit);
-		m->better = hm->better;
-		m->reference = hm->reference;
-		m->base = calloc(o->rounds + 1, sizeof(*m->base));
-		m->head = calloc(o->rounds + 1, sizeof(*m->head));
-		if (!m->base || !m->head)
+		const char *unit = exact && !strcmp(hm->unit, "cycles") ? "instructions" : hm->unit;
+
+		if (ab_metric_add(c, o, hm->name, unit, hm->better, hm->reference, o->rounds))
 			return -ENOMEM;
-		c->n_gated += ab_tolerance(o, c, m).gate;
 	}
 	c->gated = c->n_gated > 0;
 	return 0;

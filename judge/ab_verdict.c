@@ -202,3 +202,20 @@ int ab_conclude_all(struct ab_case *cases, size_t n, const struct ab_opts *o,
 	}
 	return compare_results_make(j, nj, "ab", o->context ? o->context : "", &out->verdicts);
 }
+
+int ab_metric_add(struct ab_case *c, const struct ab_opts *o, const char *name, const char *unit,
+		  enum metric_better better, bool reference, unsigned int rounds)
+{
+	struct ab_metric *m = &c->metrics[c->n_metrics++];
+
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->unit, sizeof(m->unit), "%s", unit);
+	m->better = better;
+	m->reference = reference;
+	m->base = calloc(rounds + 1, sizeof(*m->base));
+	m->head = calloc(rounds + 1, sizeof(*m->head));
+	if (!m->base || !m->head)
+		return -ENOMEM;
+	c->n_gated += ab_tolerance(o, c, m).gate;
+	return 0;
+}

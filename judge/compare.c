@@ -172,9 +172,10 @@ char *compare_context(const struct hist_run *base, const struct hist_run *head, 
 	return buf;
 }
 
-/* The outcome of @x and the words before its figures (@buf holds them when they are made). */
-static enum case_outcome outcome_of(const struct judged *x, const char **what, char *buf,
-				    size_t len)
+/* The outcome of @x (@r marked unstable when it is not a verdict) and the words before its
+ * figures (@buf holds them when they are made). */
+static enum case_outcome outcome_of(const struct judged *x, struct case_result *r,
+				    const char **what, char *buf, size_t len)
 {
 	if (!x->tol.gate) {
 		*what = "reported, not gated";
@@ -193,6 +194,7 @@ static enum case_outcome outcome_of(const struct judged *x, const char **what, c
 	if (x->unstable) {
 		/* Not a verdict: a JUnit failure Jenkins shows as unstable, never a failed build.
 		 */
+		r->unstable = true;
 		*what =
 		    x->v == VERDICT_UNSTABLE
 			? "UNSTABLE (these rounds are far noisier than this host class's "
@@ -278,10 +280,8 @@ static void conclude(const struct judged *x, const char *context, struct case_re
 {
 	char undefined[200], msg[2400];
 	const char *what;
-	enum case_outcome o = outcome_of(x, &what, undefined, sizeof(undefined));
+	enum case_outcome o = outcome_of(x, r, &what, undefined, sizeof(undefined));
 
-	r->unstable =
-	    o == OUTCOME_FAIL && x->tol.gate && !x->f.undefined[0] && !x->rejected && x->unstable;
 	verdict_message(x, what, context, msg, sizeof(msg));
 	if (o == OUTCOME_PASS)
 		r->output = strdup(msg);

@@ -61,7 +61,7 @@ static json_t *figures_json(const struct case_result *r)
 	return json_pack("{s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "value", jnum(v->value), "ci95_lo",
 			 jnum(v->lo), "ci95_hi", jnum(v->hi), "bound", jnum(v->bound), "unit",
 			 v->unit, "direction", v->at_least ? "at least" : "at most", "verdict",
-			 v->verdict ? v->verdict : case_result_label(r));
+			 case_result_verdict(r));
 }
 
 static json_t *case_json(const struct case_result *r)

@@ -158,7 +158,7 @@ static void add_host_properties(xmlNodePtr props, const struct report_run *run)
 static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 				const struct suite_def *suite)
 {
-	char name[512], value[3][32];
+	char name[512], value[2][32];
 
 	for (size_t i = 0; i < run->n; i++) {
 		const struct case_result *r = &run->results[i];
@@ -174,7 +174,7 @@ static void add_case_properties(xmlNodePtr props, const struct report_run *run,
 		    {"value", value[0]},
 		    {"unit", v->unit},
 		    {"threshold", value[1]},
-		    {"verdict", v->verdict ? v->verdict : case_result_label(r)},
+		    {"verdict", case_result_verdict(r)},
 		};
 		for (size_t k = 0; k < ARRAY_SIZE(p); k++) {
 			snprintf(name, sizeof(name), "%s.%s.%s", case_group(r->inst->def),

@@ -38,15 +38,17 @@ static void list_values(const struct impl_key *k, const char *sep, char *buf, si
 	}
 }
 
-/* @o's choice for @k, set to @value: a slot of its own the first time. */
-static int choose(struct impl_opts *o, const struct impl_key *k, const char *value)
+/* @o's choice for @k, set to @value: a slot of its own the first time. 0 or -ENOSPC. */
+static int choose(struct impl_opts *o, const struct impl_key *k, const char *value,
+		  struct mg_err *err)
 {
 	size_t i = 0;
 
 	while (i < o->n && o->key[i] != k)
 		i++;
 	if (i == IMPL_MAX_KEYS)
-		return -ENOSPC;
+		return mg_err_set(err, ENOSPC, "--impl %s: more than %d keys", k->key,
+				  IMPL_MAX_KEYS);
 	o->key[i] = k;
 	o->value[i] = value;
 	o->n += i == o->n;
@@ -66,10 +68,10 @@ int impl_opts_set(struct impl_opts *o, const struct impl_key *const *keys, size_
 				  assignment, n ? keys[0]->key : "(none)",
 				  n > 1 ? ", ... (see --help)" : "");
 	if (k->max_number && is_number(eq + 1, k->max_number))
-		return choose(o, k, eq + 1);
+		return choose(o, k, eq + 1, err);
 	for (unsigned int j = 0; j < k->n_names; j++)
 		if (!strcmp(k->names[j], eq + 1))
-			return choose(o, k, k->names[j]);
+			return choose(o, k, k->names[j], err);
 	list_values(k, ", ", list, sizeof(list));
 	if (k->max_number)
 		return mg_err_set(err, EINVAL,
@@ -81,7 +83,7 @@ int impl_opts_set(struct impl_opts *o, const struct impl_key *const *keys, size_
 const char *impl_get(const struct impl_opts *o, const struct impl_key *key)
 {
 	for (size_t i = 0; o && i < o->n; i++)
-		if (o->key[i] == key || !strcmp(o->key[i]->key, key->key))
+		if (o->key[i] == key)
 			return o->value[i];
 	return key->names[key->def];
 }

@@ -40,7 +40,8 @@ struct impl_opts {
 int impl_opts_set(struct impl_opts *o, const struct impl_key *const *keys, size_t n,
 		  const char *assignment, struct mg_err *err);
 
-/** impl_get() - the value chosen for @key in @o (NULL: none chosen), or its default. */
+/** impl_get() - the value chosen in @o (NULL: none chosen) for @key, one of the keys @o was
+ * checked against (a suite's own), or its default. */
 const char *impl_get(const struct impl_opts *o, const struct impl_key *key);
 
 /** impl_opts_describe() - two lines a key of the @n @keys: values, what it picks, default. */

@@ -243,3 +243,8 @@ void result_set_release(struct result_set *s)
 	free(s->suites);
 	memset(s, 0, sizeof(*s));
 }
+
+const char *case_result_verdict(const struct case_result *r)
+{
+	return r->judged.verdict ? r->judged.verdict : case_result_label(r);
+}

@@ -102,6 +102,12 @@ void case_result_summarise(struct case_result *r, uint64_t seed);
  */
 const char *case_result_label(const struct case_result *r);
 
+/**
+ * case_result_verdict() - the verdict a report shows of a judged row: a comparison's own word
+ * ("regression", ...), else the outcome as case_result_label() says it.
+ */
+const char *case_result_verdict(const struct case_result *r);
+
 /** case_result_metric() - the metric named @name of @r, or NULL. */
 const struct metric_result *case_result_metric(const struct case_result *r, const char *name);
 

@@ -12,6 +12,7 @@
 #include "judge/calibration.h"
 #include "session/ab_job.h"
 #include "session/compare.h"
+#include "suites/suites.h"
 #include "util/proc.h"
 #include "util/tmpdir.h"
 #include "util/util.h"
@@ -79,15 +80,32 @@ static void side_qemus(const struct ab_side *base, const struct ab_side *head, c
 	snprintf(buf, len, "%s, %s", b, h);
 }
 
+/* "kvm: ref.*; qemu: ref.*, memset.ms, qemu_over_ref": each suite's reference arms (its
+ * suite_def.reference), into @buf. */
+static void reference_arms(char *buf, size_t len)
+{
+	size_t n, used = 0;
+	const struct suite_def *const *suites = suites_all(&n);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		const char *const *g = suites[i]->reference;
+
+		if (!g || !*g)
+			continue;
+		used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "",
+					 suites[i]->name, *g);
+		while (*++g && used < len)
+			used += (size_t)snprintf(buf + used, len - used, ", %s", *g);
+	}
+}
+
 int ab_job_setup(const struct session_config *cfg, const struct session_ab *c, struct ab_job *j)
 {
 	const struct hw_info *hw = &j->ss.hw;
 	struct ab_opts *o = &j->o;
 	struct mg_err err = {0};
 
-	if (!c->base || !c->head)
-		return session_usage_error(
-		    "ab needs --base 'BINARY [OPTIONS]' and --head 'BINARY [OPTIONS]'");
 	if (ab_side_parse(&j->base, "base", c->base, &err) ||
 	    ab_side_parse(&j->head, "head", c->head, &err))
 		return session_usage_error("%s", err.msg);
@@ -108,14 +126,16 @@ int ab_job_setup(const struct session_config *cfg, const struct session_ab *c, s
 		 "base: %s; head: %s; kernel %s, glibc %s, host class %s", c->base, c->head,
 		 hw->os_release, hw->glibc, hw->fingerprint_hash);
 	if (o->qemu_only) {
+		char arms[256];
+
+		reference_arms(arms, sizeof(arms));
 		side_qemus(&j->base, &j->head, j->qemus, sizeof(j->qemus));
 		snprintf(j->context + strlen(j->context), sizeof(j->context) - strlen(j->context),
 			 "; %s", j->qemus);
-		fprintf(
-		    stderr,
-		    "memgate: ab: the sides differ in their QEMU only (%s): the qemu suite's "
-		    "reference figures (ref.*, memset.ms, qemu_over_ref) are shown, not judged\n",
-		    j->qemus);
+		fprintf(stderr,
+			"memgate: ab: the sides differ in their QEMU only (%s): the suites' "
+			"reference arms (%s) are shown, not judged\n",
+			j->qemus, arms);
 	}
 	o->context = j->context;
 	return 0;

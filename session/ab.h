@@ -17,8 +17,9 @@
 
 /* What an A/B is asked, beyond the session_config both sides' runs share. */
 struct session_ab {
-	const char *base, *head; /* --base, --head: 'BINARY [OPTIONS]' (calibrate: this one) */
-	const char *history;	 /* ab: --calibration DIR; calibrate: --history DIR */
+	const char *base,
+	    *head; /* --base, --head: 'BINARY [OPTIONS]', both given (calibrate: this one) */
+	const char *history; /* ab: --calibration DIR; calibrate: --history DIR */
 	unsigned long rounds, confirm_rounds;
 	bool rounds_set;
 	unsigned long runs; /* calibrate: A/A runs */

@@ -34,8 +34,7 @@ static char *file_word(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-/* A folder of the history, made if missing; a link there is refused. */
-static int history_dir(const char *path)
+int session_history_dir(const char *path)
 {
 	struct stat st;
 
@@ -91,7 +90,9 @@ int session_baseline_add(const char *results, const char *dir)
 	file_word(r.commit, commit, sizeof(commit));
 	snprintf(sub, sizeof(sub), "%s/%s", dir, r.host_hash);
 	snprintf(dst, sizeof(dst), "%s/%s-%s.json", sub, stamp, commit);
-	bad = (ret = history_dir(dir)) ? dir : (ret = history_dir(sub)) ? sub : NULL;
+	bad = (ret = session_history_dir(dir))	 ? dir
+	      : (ret = session_history_dir(sub)) ? sub
+						 : NULL;
 	if (bad) {
 		/* Name the folder that failed, the history's or its host class's. */
 		fprintf(stderr, "memgate: baseline add: %s: %s\n", bad, util_make_dir_error(ret));

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "judge/calibration.h"
@@ -134,9 +133,7 @@ static int file_noise(const struct ab_job *j, const struct session_ab *ab,
 		return EXIT_FAILED;
 	}
 	d = calib_against_last(acc, n_acc, ab->history, hw->fingerprint_hash);
-	snprintf(who, sizeof(who), "memgate %s", j->ss.cfg->version ? j->ss.cfg->version : "");
-	if (j->ss.cfg->commit)
-		snprintf(who + strlen(who), sizeof(who) - strlen(who), " (%s)", j->ss.cfg->commit);
+	snprintf(who, sizeof(who), "memgate %s (%s)", j->ss.cfg->version, j->ss.cfg->commit);
 	if (calib_save(acc, n_acc, ab->history, hw->fingerprint_hash, hw->fingerprint, who,
 		       (unsigned int)ab->runs, j->o.rounds, &err)) {
 		fprintf(stderr, "memgate: calibrate: %s\n", err.msg);
@@ -172,7 +169,6 @@ int session_calibrate(struct session_config *cfg, const struct session_ab *ab)
 {
 	struct ab_job j = {0};
 	struct session_ab aa = *ab;
-	struct stat st;
 	struct calib_acc *acc = NULL;
 	size_t n_acc = 0;
 	char spec[4200];
@@ -181,7 +177,7 @@ int session_calibrate(struct session_config *cfg, const struct session_ab *ab)
 	if ((ret = session_open(&j.ss, cfg)))
 		return ret;
 	/* The history is checked before the runs, not after the half hour they take. */
-	if ((ret = util_make_dir(ab->history, 0755, &st))) {
+	if ((ret = session_history_dir(ab->history))) {
 		fprintf(stderr, "memgate: calibrate: --history %s: %s\n", ab->history,
 			util_make_dir_error(ret));
 		ret = ret == -ENOTDIR ? EXIT_USAGE : EXIT_HARNESS;

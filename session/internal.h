@@ -122,6 +122,9 @@ int session_load_host(struct hw_info *hw, const char *spec, const char *host_dir
  */
 int session_list(const struct session *s, bool json, FILE *out);
 
+/** session_history_dir() - a folder of a history, made if missing; a link there is refused. */
+int session_history_dir(const char *path);
+
 /**
  * session_report_comparison() - the report of a comparison (ab's, compare's): the console,
  * @ss's JUnit and JSON; the exit status its @n @results earn (session/compare.c).

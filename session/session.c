@@ -3,9 +3,9 @@
 #include "session/internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -708,26 +708,25 @@ int session_usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int session_run_cases(struct session_config *cfg)
+/* @cfg planned, then listed (@list; as JSON when @json) or run, and the session closed. */
+static int planned(struct session_config *cfg, bool list, bool json)
 {
 	struct session s;
 	int ret = session_plan(&s, cfg);
 
 	if (ret)
 		return ret;
-	ret = session_run(&s, stdout);
+	ret = list ? session_list(&s, json, stdout) : session_run(&s, stdout);
 	session_close(&s);
 	return ret;
 }
 
+int session_run_cases(struct session_config *cfg)
+{
+	return planned(cfg, false, false);
+}
+
 int session_list_cases(struct session_config *cfg, bool json)
 {
-	struct session s;
-	int ret = session_plan(&s, cfg);
-
-	if (ret)
-		return ret;
-	ret = session_list(&s, json, stdout);
-	session_close(&s);
-	return ret;
+	return planned(cfg, true, json);
 }

@@ -294,6 +294,14 @@ static int boot_and_report(const struct session_config *cfg, const struct sessio
 	return j->r.exit;
 }
 
+/* --dry-run: everything checked and said, nothing booted. The exit status. */
+static int dry_run(const struct session_vm *vm)
+{
+	printf("memgate vm: --dry-run: the options, QEMU, the kit%s checked; nothing booted\n",
+	       vm->kernel ? ", the kernel and its KVM" : "");
+	return proc_stop ? 128 + proc_stop : EXIT_PASSED;
+}
+
 int session_vm(const struct session_config *cfg, const struct session_vm *vm)
 {
 	struct vm_job *j = calloc(1, sizeof(*j));
@@ -328,13 +336,7 @@ int session_vm(const struct session_config *cfg, const struct session_vm *vm)
 		j->s.workdir = j->dir;
 		j->s.timeout_s = vm->timeout_set ? cfg->opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
 		announce(vm, j);
-		if (vm->dry_run)
-			printf(
-			    "memgate vm: --dry-run: the options, QEMU, the kit%s checked; nothing "
-			    "booted\n",
-			    vm->kernel ? ", the kernel and its KVM" : "");
-		ret = vm->dry_run ? (proc_stop ? 128 + proc_stop : EXIT_PASSED)
-				  : boot_and_report(cfg, vm, j);
+		ret = vm->dry_run ? dry_run(vm) : boot_and_report(cfg, vm, j);
 	}
 	tmpdir_remove(j->dir);
 	proc_stops_resume();

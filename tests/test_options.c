@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "suites/suites.h"
 #include "util/util.h"
 
 /* Is "--NAME" (@dashes spelled as in the text) in @text as a whole option word? */
@@ -244,10 +245,45 @@ static void test_man_page_requests(void **state)
 	free(page);
 }
 
+/*
+ * The suites' --impl keys fit the choices a run holds (IMPL_MAX_KEYS), each named once and
+ * "SUITE.WHAT" after its suite; the last of a key given twice is the one in effect.
+ */
+static void test_impl_keys(void **state)
+{
+	const struct impl_key *keys[4 * IMPL_MAX_KEYS];
+	size_t n = suites_impl_keys(keys, ARRAY_SIZE(keys)), n_suites;
+	const struct suite_def *const *suites = suites_all(&n_suites);
+	const struct impl_key *update = NULL;
+	struct impl_opts o = {0};
+	struct mg_err err;
+
+	(void)state;
+	assert_true(n > 0 && n <= IMPL_MAX_KEYS);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = i + 1; k < n; k++)
+			assert_string_not_equal(keys[i]->key, keys[k]->key);
+		if (!strcmp(keys[i]->key, "memslots.update"))
+			update = keys[i];
+	}
+	assert_non_null(update);
+	for (size_t s = 0; s < n_suites; s++)
+		for (const struct impl_key *const *k = suites[s]->impl_keys; k && *k; k++)
+			assert_int_equal(
+			    strncmp((*k)->key, suites[s]->name, strlen(suites[s]->name)), 0);
+	assert_int_equal(impl_opts_set(&o, keys, n, "memslots.update=swap", &err), 0);
+	assert_int_equal(impl_opts_set(&o, keys, n, "memslots.update=heapsort", &err), 0);
+	assert_int_equal(o.n, 1);
+	assert_string_equal(impl_get(&o, update), "heapsort");
+	assert_int_equal(impl_opts_set(&o, keys, n, "memslots.update=bubble", &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "memslots.update takes shift, swap, heapsort"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_every_option_everywhere),
+	    cmocka_unit_test(test_impl_keys),
 	    cmocka_unit_test(test_missing_option_is_found),
 	    cmocka_unit_test(test_usage_names_only_real_options),
 	    cmocka_unit_test(test_help_of_every_command),
