@@ -106,25 +106,21 @@ $(B)/memgate.bash: $(B)/memgate
 	$(B)/memgate completion > $@.tmp && mv $@.tmp $@
 
 # Installed like any tool, for agents that install memgate once: the binary, its page, its
-# bash completion (where bash-completion looks for it) and the default rules (the binary has
-# them built in; the copy is the one to edit for --rules).
+# bash completion (where bash-completion looks for it). The rules are built into the binary:
+# `memgate rules` prints them, and a --rules file holds only what it changes.
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 MANDIR  ?= $(PREFIX)/share/man
-DATADIR ?= $(PREFIX)/share/memgate
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DATADIR) \
-		$(DESTDIR)$(COMPDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 $(B)/memgate $(DESTDIR)$(BINDIR)/memgate
 	install -m 644 $(B)/memgate.1 $(DESTDIR)$(MANDIR)/man1/memgate.1
 	install -m 644 $(B)/memgate.bash $(DESTDIR)$(COMPDIR)/memgate
-	install -m 644 ci/rules.conf $(DESTDIR)$(DATADIR)/rules.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memgate $(DESTDIR)$(MANDIR)/man1/memgate.1 \
-		$(DESTDIR)$(COMPDIR)/memgate $(DESTDIR)$(DATADIR)/rules.conf
-	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+		$(DESTDIR)$(COMPDIR)/memgate
 
 $(B)/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -239,8 +235,10 @@ lint: deps
 clean:
 	rm -rf build build-asan build-fuzz
 
-# The assembler reads the rules into the binary (.incbin): rebuild when they change.
-$(B)/judge/rules_embedded.o: ci/rules.conf
+# The assembler reads the rules into the binary (EMBED_TEXT, .incbin): rebuild when they change.
+SUITE_RULES := $(wildcard suites/*/rules.conf)
+$(B)/judge/rules_embedded.o: judge/rules.conf
+$(SUITE_RULES:%/rules.conf=$(B)/%/suite.o): $(B)/%/suite.o: %/rules.conf
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TESTS:%=%.d)
 
@@ -258,7 +256,8 @@ build-fuzz/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
 
-build-fuzz/judge/rules_embedded.o: ci/rules.conf
+build-fuzz/judge/rules_embedded.o: judge/rules.conf
+$(SUITE_RULES:%/rules.conf=build-fuzz/%/suite.o): build-fuzz/%/suite.o: %/rules.conf
 
 # Kept between builds: make would delete them as intermediates of the targets.
 .SECONDARY: $(FUZZ_OBJS)

@@ -11,6 +11,7 @@
 #include "judge/history.h"
 #include "judge/rules.h"
 #include "reports/report.h"
+#include "suites/suites.h"
 
 /* Up to this many runs per input, split at SEP: the base runs, then head last. */
 #define MAX_RUNS 4
@@ -27,7 +28,7 @@ static int setup(void)
 	struct mg_err err;
 
 	verdict_set_resamples(100);
-	if (rules_load(&rules, NULL, &err) ||
+	if (suites_rules_load(&rules, NULL, &err) ||
 	    hw_detect(&hw, "synthetic:pack:1 [numa] core:2 pu:1", &err))
 		return -1;
 	sink = fopen("/dev/null", "w");

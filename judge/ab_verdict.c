@@ -64,7 +64,7 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->when,
 			 noise->rounds, 100 * x->tol.ab);
 	else if (x->tol.line > 0)
-		snprintf(x->tol_from, sizeof(x->tol_from), "rules line %d: %s", x->tol.line,
+		snprintf(x->tol_from, sizeof(x->tol_from), "%s:%d: %s", x->tol.source, x->tol.line,
 			 x->tol.why);
 	else
 		snprintf(x->tol_from, sizeof(x->tol_from), "%s", x->tol.why);

@@ -225,7 +225,7 @@ static void verdict_message(const struct judged *x, const char *what, const char
 	if (x->tol_from[0])
 		snprintf(tol, sizeof(tol), "%.3g%% (%s)", 100 * x->tolerance, x->tol_from);
 	else
-		snprintf(tol, sizeof(tol), "%.0f%% (rules line %d: %s)", 100 * x->tolerance,
+		snprintf(tol, sizeof(tol), "%.0f%% (%s:%d: %s)", 100 * x->tolerance, x->tol.source,
 			 x->tol.line, x->tol.why);
 	/* What the ratio is the ratio of: the deciding rounds' geometric means (A/B), which it
 	 * equals, or the medians of all samples (baselines). */

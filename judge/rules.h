@@ -12,14 +12,26 @@
 #include "judge/gate.h"
 #include "util/err.h"
 
-/* The rules compiled into memgate: ci/rules.conf of the tree it was built from. */
-extern const char rules_embedded_text[];
+/* The most files one set of rules is read from: the defaults, the suites', --rules. */
+#define RULES_MAX_FILES 16
 
-/* A gate as the rules file gives it: the gate, its suite, where it was written. */
+/* One file of rules: its name in messages, its text, and whose rules it holds. */
+struct rules_file {
+	const char *name;  /* "suites/kvm/rules.conf", or the --rules path */
+	const char *text;  /* NUL-terminated */
+	const char *suite; /* a suite's own file: every rule in it is that suite's; else NULL */
+};
+
+/* The judge's defaults, compiled in: judge/rules.conf (alpha, the tolerances by unit). */
+extern const struct rules_file rules_defaults;
+
+/* A gate as a rules file gives it: the gate, its suite, where it was written. */
 struct rules_gate {
 	struct gate_def def;
 	const char *suite;
+	const char *source; /* the file's name */
 	int line;
+	bool user; /* from --rules: warned about when it matches nothing */
 };
 
 /* What a tolerance rule sets; a field it leaves out is taken from earlier rules. */
@@ -29,22 +41,33 @@ struct tolerance_rule {
 	double cut; /* ab: head's sample is stopped at cut x base's median; < 0 when not set */
 	int gate;   /* 1 or 0; -1 when not set */
 	const char *why;
+	const char *source; /* the file's name */
 	int line;
+	bool user; /* from --rules */
 };
 
 /* The tolerances in effect for one metric: the last matching rule for each field. */
 struct tolerance {
 	double ab, baseline;
-	double cut;	 /* 0: none; else ab stops head's sample at cut x base's median */
-	bool gate;	 /* false: reported, never failed */
-	const char *why; /* of the last rule that matched */
+	double cut;	    /* 0: none; else ab stops head's sample at cut x base's median */
+	bool gate;	    /* false: reported, never failed */
+	const char *why;    /* of the last rule that matched */
+	const char *source; /* its file ("" when no rule matched) */
 	int line;
 };
 
+/*
+ * The rules in effect: the files read in order (the defaults, each suite's, --rules), their
+ * gates and tolerance rules one list each. A later file's tolerance rules come after an
+ * earlier one's, so they win where both match; a --rules gate replaces the suite's gate of
+ * its name (or, with `off = true`, removes it).
+ */
 struct rules {
-	config_t cfg;	  /* owns every string below */
-	char source[512]; /* the file, or "(embedded rules)" */
-	char *text;	  /* what was parsed, for `memgate rules` */
+	config_t cfg[RULES_MAX_FILES]; /* own every string below */
+	char *names[RULES_MAX_FILES];  /* the files' names, as messages give them */
+	size_t n_files;
+	char source[600]; /* "the embedded rules", "... and --rules FILE", or the one file */
+	char *text;	  /* every file read, each after a "# ==== NAME" line: `memgate rules` */
 	double alpha;	  /* family-wise false-alarm rate of a run's comparisons */
 	struct rules_gate *gates;
 	size_t n_gates;
@@ -53,13 +76,15 @@ struct rules {
 };
 
 /**
- * rules_load() - read the rules in @path, or the embedded ones when @path is NULL.
- * Returns 0, or -errno with @err saying "FILE:LINE: what was expected" (-EINVAL) or why the
- * file cannot be read; on failure @r holds nothing to release.
+ * rules_load() - the rules in effect: rules_defaults, then the @n suite files in @suites, then
+ * the file at @path over them (NULL: none). Returns 0, or -errno with @err saying
+ * "FILE:LINE: what was expected" (-EINVAL) or why a file cannot be read; on failure @r holds
+ * nothing to release.
  */
-int rules_load(struct rules *r, const char *path, struct mg_err *err);
+int rules_load(struct rules *r, const struct rules_file *suites, size_t n, const char *path,
+	       struct mg_err *err);
 
-/** rules_parse() - the same from @text, named @name in messages (for tests and the embedded). */
+/** rules_parse() - one file alone, @text named @name in messages (tests, fuzzing). */
 int rules_parse(struct rules *r, const char *text, const char *name, struct mg_err *err);
 
 /** rules_release() - free what rules_load() made. */
@@ -73,8 +98,9 @@ struct tolerance rules_tolerance(const struct rules *r, const char *suite, const
 				 const struct metric_def *m);
 
 /**
- * rules_warn_unused() - on @out, a warning naming each rule of a suite in @insts that matches
- * none of the @n instances (a typo, or a case this host does not have). Returns how many.
+ * rules_warn_unused() - on @out, a warning naming each --rules rule of a suite in @insts that
+ * matches none of the @n instances (a typo, or a case this host does not have). Returns how
+ * many.
  */
 size_t rules_warn_unused(const struct rules *r, const struct case_inst *insts, size_t n, FILE *out);
 

@@ -137,6 +137,11 @@ struct suite_def {
 	const char *const *reference;
 	/* Its --impl keys, NULL-ended (NULL: none): what a run may choose of its implementation. */
 	const struct impl_key *const *impl_keys;
+	/*
+	 * Its rules: the text of suites/NAME/rules.conf compiled in (EMBED_TEXT) and that file's
+	 * name, NULL: none. Its gates, and which of its figures are gated at what tolerance.
+	 */
+	const char *rules, *rules_file;
 };
 
 /* One case with one parameter set: what the runner forks for. */

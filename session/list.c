@@ -58,8 +58,32 @@ static void list_gates(const struct session_config *cfg, const struct rules *rul
 	}
 }
 
-/* `list --json`: what `memgate ab` reads of a side: names, kinds, suites, metrics. */
-static int list_json(const struct case_inst *insts, size_t n, enum counter_kind k, FILE *out)
+/* A metric as `list --json` gives it: its name, unit and direction, and what judges it. */
+static json_t *metric_json(const struct rules *rules, const struct case_inst *inst,
+			   const char *full, unsigned int m, enum counter_kind k)
+{
+	const struct metric_def *md = &inst->def->metrics[m];
+	struct metric_def as_run = {md->name, case_metric_unit(inst->def, m, k), md->better};
+	struct tolerance t = rules_tolerance(rules, inst->suite->name, full, &as_run);
+	json_t *j =
+	    json_pack("{s:s, s:s, s:s, s:b, s:b, s:f, s:f}", "name", md->name, "unit", as_run.unit,
+		      "better", md->better == LOWER_IS_BETTER ? "lower" : "higher", "reference",
+		      suite_is_reference(inst->suite, md->name), "gated", t.gate, "ab", t.ab,
+		      "baseline", t.baseline);
+
+	if (j && t.cut > 0)
+		json_object_set_new(j, "cut", json_real(t.cut));
+	if (j && t.line > 0)
+		json_object_set_new(j, "rule", json_sprintf("%s:%d", t.source, t.line));
+	return j;
+}
+
+/*
+ * `list --json`: what `memgate ab` reads of a side: names, kinds, suites, metrics, and for
+ * each metric the tolerances the rules give it and the rule that gave them.
+ */
+static int list_json(const struct rules *rules, const struct case_inst *insts, size_t n,
+		     enum counter_kind k, FILE *out)
 {
 	json_t *arr = json_array();
 	int ret;
@@ -69,18 +93,12 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 		json_t *metrics = json_array();
 		char full[256];
 
+		case_full_name(&insts[i], full, sizeof(full));
 		for (unsigned int m = 0; m < d->n_metrics; m++)
-			json_array_append_new(
-			    metrics,
-			    json_pack("{s:s, s:s, s:s, s:b}", "name", d->metrics[m].name, "unit",
-				      case_metric_unit(d, m, k), "better",
-				      d->metrics[m].better == LOWER_IS_BETTER ? "lower" : "higher",
-				      "reference",
-				      suite_is_reference(insts[i].suite, d->metrics[m].name)));
-		json_t *c = json_pack("{s:s, s:s, s:s, s:o}", "name",
-				      case_full_name(&insts[i], full, sizeof(full)), "suite",
-				      insts[i].suite->name, "kind",
-				      d->kind == CASE_PERF ? "perf" : "check", "metrics", metrics);
+			json_array_append_new(metrics, metric_json(rules, &insts[i], full, m, k));
+		json_t *c =
+		    json_pack("{s:s, s:s, s:s, s:o}", "name", full, "suite", insts[i].suite->name,
+			      "kind", d->kind == CASE_PERF ? "perf" : "check", "metrics", metrics);
 
 		/* What a counted case counts with: ab runs a simulated one twice, one sample. */
 		if (c && d->counted)
@@ -94,7 +112,8 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 			json_object_set_new(c, "cut_metric", json_string(d->cut_metric));
 		json_array_append_new(arr, c);
 	}
-	ret = arr && !json_dumpf(arr, out, JSON_INDENT(1)) ? EXIT_PASSED : EXIT_HARNESS;
+	ret = arr && !json_dumpf(arr, out, JSON_INDENT(1) | JSON_REAL_PRECISION(6)) ? EXIT_PASSED
+										    : EXIT_HARNESS;
 	fputc('\n', out);
 	json_decref(arr);
 	return ret;
@@ -103,7 +122,7 @@ static int list_json(const struct case_inst *insts, size_t n, enum counter_kind 
 int session_list(const struct session *p, bool json, FILE *out)
 {
 	if (json)
-		return list_json(p->insts, p->n, p->cfg->opts.counter, out);
+		return list_json(&p->rules, p->insts, p->n, p->cfg->opts.counter, out);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct case_def *d = p->insts[i].def;
 		char full[256];

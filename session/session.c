@@ -63,7 +63,7 @@ int session_load_rules(struct rules *rules, const char *path)
 	struct mg_err err = {0};
 
 	/* A bad file is bad input (2); only running out of memory is the harness's. */
-	if (rules_load(rules, path, &err)) {
+	if (suites_rules_load(rules, path, &err)) {
 		fprintf(stderr, "memgate: %s\n", err.msg);
 		return err.code == ENOMEM ? EXIT_HARNESS : EXIT_USAGE;
 	}
@@ -628,8 +628,8 @@ int session_rules(const char *path)
 
 	if (ret)
 		return ret;
-	printf("# the rules in effect: %s (%zu gates, %zu tolerance rules, alpha %g)\n",
-	       rules.source, rules.n_gates, rules.n_tols, rules.alpha);
+	printf("# the rules in effect: %s (%zu files, %zu gates, %zu tolerance rules, alpha %g)\n",
+	       rules.source, rules.n_files, rules.n_gates, rules.n_tols, rules.alpha);
 	fputs(rules.text, stdout);
 	rules_release(&rules);
 	return EXIT_PASSED;

@@ -24,3 +24,15 @@ size_t suites_impl_keys(const struct impl_key **keys, size_t max)
 				keys[n++] = *k;
 	return n;
 }
+
+int suites_rules_load(struct rules *r, const char *path, struct mg_err *err)
+{
+	struct rules_file files[ARRAY_SIZE(all_suites)];
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(all_suites); i++)
+		if (all_suites[i]->rules)
+			files[n++] = (struct rules_file){all_suites[i]->rules_file,
+							 all_suites[i]->rules, all_suites[i]->name};
+	return rules_load(r, files, n, path, err);
+}

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
+#include "judge/rules.h"
 #include "run/case.h"
+#include "util/err.h"
 
 /* Each suite exports its definition and nothing else. */
 extern const struct suite_def suite_hw;
@@ -23,5 +25,11 @@ const struct suite_def *const *suites_all(size_t *n);
  * what --impl KEY=VALUE is checked against. Returns how many.
  */
 size_t suites_impl_keys(const struct impl_key **keys, size_t max);
+
+/**
+ * suites_rules_load() - the rules in effect: the judge's defaults, every suite's own rules in
+ * run order, and --rules @path over them (NULL: none). As rules_load().
+ */
+int suites_rules_load(struct rules *r, const char *path, struct mg_err *err);
 
 #endif

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # names.sh - every file of the repository that a comment or a document names is in it: the
 # project is for someone who has only the repository. Names are the Markdown files and the
-# paths under the project's own folders (ci/rules.conf, docs/gating.md, tests/schemas/...)
+# paths under the project's own folders (judge/rules.conf, docs/gating.md, tests/schemas/...)
 # in every tracked text file; a name with a placeholder (N, DIR, NAME, *) is a pattern, not a
 # file, and is passed over. Prints TAP for tests/run.sh: the tree's check, then a check that a
 # planted name of a missing file is caught.

@@ -13,7 +13,7 @@ static void test_rules_cli(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(test_tmp_template(dir, sizeof(dir), "rules")));
 	expect(0, "impl_vs_heapsort[capacity=128]", "rules");
-	expect(0, "(embedded rules) (15 gates", "rules");
+	expect(0, "the embedded rules (6 files, 15 gates", "rules");
 	snprintf(bad, sizeof(bad), "%s/bad.conf", dir);
 	snprintf(good, sizeof(good), "%s/good.conf", dir);
 	f = fopen(bad, "w");

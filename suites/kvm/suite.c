@@ -15,6 +15,7 @@
 #include "suites/kvm/vm.h"
 #include "suites/suites.h"
 
+#include "util/embed.h"
 #include "util/stats.h"
 #include "util/util.h"
 
@@ -381,6 +382,8 @@ static void kvm_row(FILE *f, const struct case_result *r)
 
 static const struct summary_table kvm_table = {.wanted = kvm_wanted, .row = kvm_row};
 
+EMBED_TEXT(suite_kvm_rules, "suites/kvm/rules.conf");
+
 const struct suite_def suite_kvm = {
     .name = "kvm",
     .doc = "the host kernel's memslot ioctls per operation and slot count, beside the 2014 "
@@ -390,4 +393,6 @@ const struct suite_def suite_kvm = {
     .tables = (const struct summary_table *const[]){&kvm_table, NULL},
     /* The 2014 array memgate runs beside the kernel's ioctls. */
     .reference = (const char *const[]){"ref.*", NULL},
+    .rules = suite_kvm_rules,
+    .rules_file = "suites/kvm/rules.conf",
 };

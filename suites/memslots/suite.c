@@ -12,6 +12,7 @@
 #include "run/result.h"
 #include "suites/memslots/memslots.h"
 #include "suites/suites.h"
+#include "util/embed.h"
 #include "util/util.h"
 
 /* Its --impl keys: the strategies impl/memslots.c names. */
@@ -265,6 +266,8 @@ static void memslots_tables(FILE *f, const struct case_result *results, size_t n
 static const struct summary_table memslots_table = {.wanted = memslots_wanted,
 						    .write = memslots_tables};
 
+EMBED_TEXT(suite_memslots_rules, "suites/memslots/rules.conf");
+
 const struct suite_def suite_memslots = {
     .name = "memslots",
     .doc = "KVM's memslot array: sorted updates (heap sort, swap, shift) and lookups",
@@ -272,4 +275,6 @@ const struct suite_def suite_memslots = {
     .n_cases = ARRAY_SIZE(memslots_cases),
     .tables = (const struct summary_table *const[]){&memslots_table, NULL},
     .impl_keys = (const struct impl_key *const[]){&memslots_update_key, &memslots_lookup_key, NULL},
+    .rules = suite_memslots_rules,
+    .rules_file = "suites/memslots/rules.conf",
 };

@@ -9,6 +9,7 @@
 #include "suites/prealloc/prealloc.h"
 #include "suites/suites.h"
 
+#include "util/embed.h"
 #include "util/util.h"
 
 /* Pages reserved beyond the guest size: the checks' 64 MiB and the running-out region. */
@@ -173,6 +174,8 @@ static const struct case_def prealloc_cases[] = {
      .run = prealloc_case_regions},
 };
 
+EMBED_TEXT(suite_prealloc_rules, "suites/prealloc/rules.conf");
+
 const struct suite_def suite_prealloc = {
     .name = "prealloc",
     .doc = "parallel guest-memory preallocation: residency, plans, running out, start-up time",
@@ -184,4 +187,6 @@ const struct suite_def suite_prealloc = {
     .hugepages = prealloc_hugepages,
     .impl_keys = (const struct impl_key *const[]){&prealloc_method_key, &prealloc_threads_key,
 						  &prealloc_cap_key, &prealloc_node_key, NULL},
+    .rules = suite_prealloc_rules,
+    .rules_file = "suites/prealloc/rules.conf",
 };

@@ -26,6 +26,7 @@
 #include "suites/qemu/boot.h"
 #include "suites/suites.h"
 
+#include "util/embed.h"
 #include "util/stats.h"
 #include "util/util.h"
 
@@ -706,6 +707,8 @@ static const struct summary_table qemu_table = {
     .wanted = qemu_wanted,
     .row = summary_case};
 
+EMBED_TEXT(suite_qemu_rules, "suites/qemu/rules.conf");
+
 const struct suite_def suite_qemu = {
     .name = "qemu",
     .doc = "a QEMU binary's -mem-prealloc start-up per backend and thread count, beside the "
@@ -716,4 +719,6 @@ const struct suite_def suite_qemu = {
     .hugepages = qemu_hugepages,
     /* memgate's own preallocation beside QEMU's, and the ratio of the two. */
     .reference = (const char *const[]){"ref.*", "memset.ms", "qemu_over_ref", NULL},
+    .rules = suite_qemu_rules,
+    .rules_file = "suites/qemu/rules.conf",
 };

@@ -16,6 +16,7 @@
 #include "impl/rcu_boot.h"
 #include "suites/suites.h"
 
+#include "util/embed.h"
 #include "util/util.h"
 
 /* 1 and 8 disks: a small guest; 60: the report in the 2017 malloc_trim thread; 200 (with --long):
@@ -600,6 +601,8 @@ static const struct summary_table rcu_table = {
     .wanted = rcu_wanted,
     .row = rcu_row};
 
+EMBED_TEXT(suite_rcu_rules, "suites/rcu/rules.conf");
+
 const struct suite_def suite_rcu = {
     .name = "rcu",
     .doc = "RCU and malloc_trim: the N-disk boot per trim policy",
@@ -607,4 +610,6 @@ const struct suite_def suite_rcu = {
     .n_cases = ARRAY_SIZE(rcu_cases),
     .tables = (const struct summary_table *const[]){&rcu_table, NULL},
     .impl_keys = (const struct impl_key *const[]){&rcu_trim_key, NULL},
+    .rules = suite_rcu_rules,
+    .rules_file = "suites/rcu/rules.conf",
 };
