@@ -6,14 +6,12 @@
 int cli_cmd_calibrate(int argc, char **argv)
 {
 	struct cli c;
-	struct session_ab ab;
 	int ret = cli_parse(&c, argc, argv, "calibrate");
 
 	if (ret)
 		return ret;
-	if (!c.calibration)
+	if (!c.ab.history)
 		return cli_usage_error("calibrate needs --history DIR: where the baselines of this "
 				       "host class are kept");
-	ab = cli_ab_request(&c);
-	return session_calibrate(&c.cfg, &ab);
+	return session_calibrate(&c.cfg, &c.ab);
 }

@@ -10,9 +10,9 @@ int cli_cmd_case_exec(int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (c.cfg.n_names != 1 || !c.dump || !c.deadline_ns)
+	if (c.cfg.n_names != 1 || !c.exec.dump || !c.exec.deadline_ns)
 		return cli_usage_error(
 		    "case-exec is memgate's own: --fd, --case, --deadline-ns and "
 		    "--dump, from its runner");
-	return session_case_exec(&c.cfg, (int)c.fd, c.deadline_ns, c.dump);
+	return session_case_exec(&c.cfg, (int)c.exec.fd, c.exec.deadline_ns, c.exec.dump);
 }

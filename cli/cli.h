@@ -10,6 +10,7 @@
 
 #include "session/ab.h"
 #include "session/model.h"
+#include "session/vm.h"
 #include "session/session.h"
 
 #define MEMGATE_VERSION "0.1.0"
@@ -31,36 +32,46 @@
 /* Baselines: the newest runs of this host class that a run is judged against. */
 #define DEFAULT_BASELINE_RUNS 5
 
-struct cli {
-	struct session_config cfg; /* what a session is asked to do (session/session.h) */
-	bool any_host;		   /* compare: accept base runs of another host class */
-	const char *calibration;   /* ab: a history whose host class folder holds
-				    * calibration.json; calibrate: --history */
-	unsigned long runs;	   /* calibrate: A/A runs */
-	const char *base, *head;   /* ab: the sides */
-	unsigned long rounds, confirm_rounds;
-	bool rounds_set;
-	const char *args[MAX_SUITE_ARGS]; /* positional: compare's files */
-	int n_args;
-	const char *record_dir; /* hw --record: where to write this host */
-	const char *shape;	/* vm --shape */
-	const char *shape_of;	/* vm --shape-of: a topology whose shape the guest takes */
-	const char *vm_kernel;	/* vm --kernel: a kernel of the user's, with KVM in the guest */
-	const char *vm_modules; /* vm --modules: its modules */
-	const char *vm_cpu;	/* vm --guest-cpu */
-	bool vm_no_icount;	/* vm --no-icount */
-	bool vm_dry_run;	/* vm --dry-run: everything checked, nothing booted */
-	bool help;		/* -h, --help: the command's usage was asked for */
-	bool json_out;		/* hw, list: --json */
-	bool warmup_set, timeout_set;
-	/* case-exec: the result pipe, the case's deadline, callgrind's dump file */
-	unsigned long fd;
-	long long deadline_ns;
-	const char *dump;
-	/* model: the modelled runs, and the spreads of --spread (none: its defaults) */
-	struct model_params model;
-	double spreads[16];
+/* What the commands without a session struct of their own are asked. */
+struct cli_hw {
+	const char *record_dir; /* --record: where to write this host */
+	bool json;		/* --json */
+};
+struct cli_list {
+	bool json; /* --json: what `memgate ab` reads of a side */
+};
+struct cli_compare {
+	bool any_host; /* --any-host: accept base runs of another host class */
+};
+struct cli_case_exec {
+	unsigned long fd;      /* --fd: the result pipe */
+	long long deadline_ns; /* --deadline-ns: the case's deadline */
+	const char *dump;      /* --dump: callgrind's dump file */
+};
+struct cli_model {
+	struct model_params params; /* the modelled runs */
+	double spreads[16];	    /* --spread (none: its defaults) */
 	size_t n_spreads;
+};
+
+/*
+ * A parsed command line. Each option writes into the struct of the command that takes it:
+ * cfg is the job a session runs (every command that opens one), ab the A/B that ab and
+ * calibrate hand the session, vm memgate vm's guest, and the rest their command's own.
+ */
+struct cli {
+	bool help;		   /* -h, --help: the command's usage was asked for */
+	struct session_config cfg; /* the job (session/session.h) */
+	struct session_ab ab;	   /* ab, calibrate (session/ab.h) */
+	struct session_vm vm;	   /* vm (session/vm.h) */
+	struct cli_hw hw;
+	struct cli_list list;
+	struct cli_compare compare;
+	struct cli_case_exec exec;
+	struct cli_model model;
+	/* Positional: compare's and merge's files, baseline's words, vm's command. */
+	const char *args[MAX_SUITE_ARGS];
+	int n_args;
 };
 
 /* What an option does with its argument (options.c). */
@@ -99,6 +110,9 @@ struct cli_command {
 	int max_args;			   /* arguments it takes */
 	bool stop_at_arg;		   /* options end at the first argument (vm's command) */
 	bool hidden; /* memgate's own: not in --help, memgate(1) or the completion */
+	/* The struct of struct cli its own options write into (OWN()), beside cfg; 0, 0: cfg alone
+	 */
+	size_t own_at, own_size;
 	int (*run)(int argc, char **argv); /* the words after `memgate`; an exit status */
 };
 
@@ -129,9 +143,6 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * command returns it: main() exits 0); or an exit status, the usage error said.
  */
 int cli_parse(struct cli *c, int argc, char **argv, const char *command);
-
-/** cli_ab_request() - what ab and calibrate were asked, from @c as cli_parse() left it. */
-struct session_ab cli_ab_request(const struct cli *c);
 
 /* The commands: each takes its arguments after the command word, returns an exit status. */
 /** cli_cmd_hw() - `memgate hw`: the host described, as text or JSON, or recorded. */

@@ -13,5 +13,5 @@ int cli_cmd_compare(int argc, char **argv)
 		return ret;
 	if (c.n_args < 2)
 		return cli_usage_error("compare needs BASE.json [BASE.json...] HEAD.json");
-	return session_compare(&c.cfg, c.args, c.n_args, c.any_host);
+	return session_compare(&c.cfg, c.args, c.n_args, c.compare.any_host);
 }

@@ -7,5 +7,5 @@ int cli_cmd_hw(int argc, char **argv)
 	struct cli c;
 	int ret = cli_parse(&c, argc, argv, "hw");
 
-	return ret ? ret : session_hw(&c.cfg, c.record_dir, c.json_out);
+	return ret ? ret : session_hw(&c.cfg, c.hw.record_dir, c.hw.json);
 }

@@ -7,5 +7,5 @@ int cli_cmd_list(int argc, char **argv)
 	struct cli c;
 	int ret = cli_parse(&c, argc, argv, "list");
 
-	return ret ? ret : session_list_cases(&c.cfg, c.json_out);
+	return ret ? ret : session_list_cases(&c.cfg, c.list.json);
 }

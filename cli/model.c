@@ -8,5 +8,5 @@ int cli_cmd_model(int argc, char **argv)
 	struct cli c;
 	int ret = cli_parse(&c, argc, argv, "model");
 
-	return ret ? ret : session_model(&c.model, c.spreads, c.n_spreads);
+	return ret ? ret : session_model(&c.model.params, c.model.spreads, c.model.n_spreads);
 }

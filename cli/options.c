@@ -79,7 +79,7 @@ static int set_warmup(struct cli *c, const char *opt, const char *arg)
 	if (parse_ulong(opt, arg, 0, 100000, &v))
 		return -EINVAL;
 	c->cfg.opts.warmup = (unsigned int)v;
-	c->warmup_set = true;
+	c->cfg.opts.warmup_set = true;
 	return 0;
 }
 
@@ -90,7 +90,7 @@ static int set_timeout(struct cli *c, const char *opt, const char *arg)
 	if (parse_ulong(opt, arg, 1, 7 * 86400, &v))
 		return -EINVAL;
 	c->cfg.opts.timeout_s = (double)v;
-	c->timeout_set = true;
+	c->cfg.timeout_set = true;
 	return 0;
 }
 
@@ -101,7 +101,7 @@ static int set_seed(struct cli *c, const char *opt, const char *arg)
 	if (parse_ulong(opt, arg, 0, ULONG_MAX, &v))
 		return -EINVAL;
 	c->cfg.opts.seed = v;
-	c->model.seed = v;
+	c->model.params.seed = v;
 	return 0;
 }
 
@@ -176,7 +176,7 @@ static int set_deadline_ns(struct cli *c, const char *opt, const char *arg)
 
 	if (parse_ulong(opt, arg, 0, LLONG_MAX, &v))
 		return -EINVAL;
-	c->deadline_ns = (long long)v;
+	c->exec.deadline_ns = (long long)v;
 	return 0;
 }
 
@@ -216,13 +216,13 @@ static int parse_even(const char *opt, const char *s, unsigned long *out)
 
 static int set_rounds(struct cli *c, const char *opt, const char *arg)
 {
-	c->rounds_set = true;
-	return parse_even(opt, arg, &c->rounds);
+	c->ab.rounds_set = true;
+	return parse_even(opt, arg, &c->ab.rounds);
 }
 
 static int set_confirm_rounds(struct cli *c, const char *opt, const char *arg)
 {
-	return parse_even(opt, arg, &c->confirm_rounds);
+	return parse_even(opt, arg, &c->ab.confirm_rounds);
 }
 
 static int set_junit_style(struct cli *c, const char *opt, const char *arg)
@@ -254,7 +254,7 @@ static int set_model_metrics(struct cli *c, const char *opt, const char *arg)
 
 	if (parse_ulong(opt, arg, 1, 10000, &v))
 		return -EINVAL;
-	c->model.metrics = v;
+	c->model.params.metrics = v;
 	return 0;
 }
 
@@ -263,16 +263,17 @@ static int set_model_spread(struct cli *c, const char *opt, const char *arg)
 	char buf[256], *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", arg);
-	c->n_spreads = 0;
+	c->model.n_spreads = 0;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (c->n_spreads == ARRAY_SIZE(c->spreads)) {
-			cli_usage_error("%s: at most %zu spreads", opt, ARRAY_SIZE(c->spreads));
+		if (c->model.n_spreads == ARRAY_SIZE(c->model.spreads)) {
+			cli_usage_error("%s: at most %zu spreads", opt,
+					ARRAY_SIZE(c->model.spreads));
 			return -EINVAL;
 		}
-		if (parse_fraction(opt, t, 1, &c->spreads[c->n_spreads++]))
+		if (parse_fraction(opt, t, 1, &c->model.spreads[c->model.n_spreads++]))
 			return -EINVAL;
 	}
-	if (!c->n_spreads) {
+	if (!c->model.n_spreads) {
 		cli_usage_error("%s expects fractions separated by commas, got '%s'", opt, arg);
 		return -EINVAL;
 	}
@@ -281,12 +282,12 @@ static int set_model_spread(struct cli *c, const char *opt, const char *arg)
 
 static int set_model_tolerance(struct cli *c, const char *opt, const char *arg)
 {
-	return parse_fraction(opt, arg, 1, &c->model.tolerance);
+	return parse_fraction(opt, arg, 1, &c->model.params.tolerance);
 }
 
 static int set_model_slowdown(struct cli *c, const char *opt, const char *arg)
 {
-	return parse_fraction(opt, arg, 10, &c->model.slowdown);
+	return parse_fraction(opt, arg, 10, &c->model.params.slowdown);
 }
 
 /* ---- the entries ------------------------------------------------------------------------- */
@@ -298,6 +299,8 @@ static int set_model_slowdown(struct cli *c, const char *opt, const char *arg)
  */
 /* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define FIELD(f) offsetof(struct cli, f)
+/* A command's own struct in struct cli: test_options holds its options to it and cfg. */
+#define OWN(m) .own_at = FIELD(m), .own_size = sizeof(((struct cli *)0)->m)
 /* FIELD(f), and a build that fails unless f is a T: an option writes only the type it parses. */
 #define TYPED(f, T)                                                                                \
 	(FIELD(f) +                                                                                \
@@ -518,12 +521,14 @@ const struct cli_command cli_commands[] = {
 	.name = "hw",
 	.summary = "describe the host (or SPEC, or the record DIR) the suites plan from",
 	.opts = hw_opts,
+	OWN(hw),
 	.run = cli_cmd_hw,
     },
     {
 	.name = "list",
 	.summary = "the cases, with their parameters as this host expands them, and the gates",
 	.opts = list_opts,
+	OWN(list),
 	.run = cli_cmd_list,
     },
     {
@@ -538,6 +543,7 @@ const struct cli_command cli_commands[] = {
 	.summary = "is head slower than base? Every shared perf case, the two builds in turn,\n"
 		   "each round a fresh process of each; head's checks run once",
 	.opts = ab_opts,
+	OWN(ab),
 	.run = cli_cmd_ab,
     },
     {
@@ -547,12 +553,14 @@ const struct cli_command cli_commands[] = {
 	    "metric's noise on this host class, filed as DIR/HOST_CLASS_HASH/calibration.json\n"
 	    "(the two before it kept: verdicts take each metric's upper median of the three)",
 	.opts = calibrate_opts,
+	OWN(ab),
 	.run = cli_cmd_calibrate,
     },
     {
 	.name = "model",
 	.summary = "the A/B procedures on modelled lognormal rounds: A/A failures and power",
 	.opts = model_opts,
+	OWN(model),
 	.run = cli_cmd_model,
     },
     {
@@ -560,6 +568,7 @@ const struct cli_command cli_commands[] = {
 	.args = "BASE.json... HEAD.json",
 	.summary = "judge a run against earlier ones (pooled per run) of the same host class",
 	.opts = compare_opts,
+	OWN(compare),
 	.max_args = MAX_SUITE_ARGS,
 	.run = cli_cmd_compare,
     },
@@ -581,6 +590,7 @@ const struct cli_command cli_commands[] = {
 	    "with its suites named guest[SHAPE].SUITE or guest[kernel=VERSION].SUITE (under\n"
 	    "TCG its gates are off: timing is not the host's)",
 	.opts = vm_opts,
+	OWN(vm),
 	.max_args = MAX_SUITE_ARGS,
 	.stop_at_arg = true,
 	.run = cli_cmd_vm,
@@ -616,6 +626,7 @@ const struct cli_command cli_commands[] = {
 	.name = "case-exec",
 	.summary = "one counted case in this process (the runner's)",
 	.opts = case_exec_opts,
+	OWN(exec),
 	.hidden = true,
 	.run = cli_cmd_case_exec,
     },
@@ -743,8 +754,8 @@ int cli_parse(struct cli *c, int argc, char **argv, const char *command)
 	c->cfg.opts.seed = 1;
 	c->cfg.opts.impl = &c->cfg.impl;
 	c->cfg.baseline_runs = DEFAULT_BASELINE_RUNS;
-	c->runs = CALIB_DEFAULT_RUNS;
-	c->model = model_params_default();
+	c->ab.runs = CALIB_DEFAULT_RUNS;
+	c->model.params = model_params_default();
 	c->cfg.version = MEMGATE_VERSION;
 	c->cfg.commit = MEMGATE_COMMIT;
 	current = command;
@@ -784,10 +795,9 @@ int cli_parse(struct cli *c, int argc, char **argv, const char *command)
 	if (optind < argc)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	c->cfg.opts.samples_set = c->cfg.samples_set;
-	c->cfg.opts.warmup_set = c->warmup_set;
 	if (c->cfg.opts.quick && !c->cfg.samples_set)
 		c->cfg.opts.samples = QUICK_SAMPLES;
-	if (c->cfg.opts.quick && !c->warmup_set)
+	if (c->cfg.opts.quick && !c->cfg.opts.warmup_set)
 		c->cfg.opts.warmup = QUICK_WARMUP;
 	return 0;
 }

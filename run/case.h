@@ -15,6 +15,7 @@
 #include "run/qemu.h"
 #include "run/impl_opts.h"
 #include "util/stats.h"
+#include "util/util.h"
 
 enum case_kind {
 	CASE_CHECK, /* a property that holds or not */
@@ -119,6 +120,12 @@ struct summary_table {
 	/* instead of rows, the table's body from every result (NULL: rows) */
 	void (*write)(FILE *f, const struct case_result *results, size_t n);
 };
+
+/* A suite's cases in its suite_def, likewise. */
+#define SUITE_CASES(a) .cases = (a), .n_cases = ARRAY_SIZE(a)
+
+/* A case's metrics in its case_def: the array and its length, which then cannot disagree. */
+#define CASE_METRICS(a) .metrics = (a), .n_metrics = ARRAY_SIZE(a)
 
 struct suite_def {
 	const char *name;

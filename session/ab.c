@@ -116,10 +116,10 @@ int ab_job_setup(const struct session_config *cfg, const struct session_ab *c, s
 			    : cfg->opts.quick ? 6
 					      : 10;
 	o->samples = cfg->samples_set ? cfg->opts.samples : cfg->opts.quick ? 2 : 3;
-	o->warmup = c->warmup_set ? cfg->opts.warmup : 1;
+	o->warmup = cfg->opts.warmup_set ? cfg->opts.warmup : 1;
 	o->seed = cfg->opts.seed;
 	o->timeout_s = cfg->opts.timeout_s;
-	o->timeout_given = c->timeout_set;
+	o->timeout_given = cfg->timeout_set;
 	o->rules = &j->ss.rules;
 	o->qemu_only = ab_sides_differ_in_qemu_only(&j->base, &j->head);
 	snprintf(j->context, sizeof(j->context),

@@ -23,7 +23,6 @@ struct session_ab {
 	unsigned long rounds, confirm_rounds;
 	bool rounds_set;
 	unsigned long runs; /* calibrate: A/A runs */
-	bool warmup_set, timeout_set;
 };
 
 /** session_ab() - `memgate ab`: head against base on @cfg's selection; its exit status. */

@@ -47,6 +47,7 @@ struct session_config {
 	struct impl_opts impl;	   /* --impl; opts.impl points here */
 	struct run_opts opts;	   /* samples, warm-up, timeout, seed, size, counter, guest, cut */
 	bool samples_set;	   /* -n given: every case takes that many, none settles early */
+	bool timeout_set;	   /* --timeout given (ab: each side's case; vm: the guest's run) */
 	enum counter_kind counter; /* --counter as given; session_open() resolves opts.counter */
 	bool counter_set;
 	bool reserve;		  /* --reserve-hugepages */

@@ -334,7 +334,7 @@ int session_vm(const struct session_config *cfg, const struct session_vm *vm)
 		j->s.pack = j->pack;
 		j->s.args = j->args;
 		j->s.workdir = j->dir;
-		j->s.timeout_s = vm->timeout_set ? cfg->opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
+		j->s.timeout_s = cfg->timeout_set ? cfg->opts.timeout_s : VM_DEFAULT_TIMEOUT_S;
 		announce(vm, j);
 		ret = vm->dry_run ? dry_run(vm) : boot_and_report(cfg, vm, j);
 	}

@@ -21,7 +21,6 @@ struct session_vm {
 	const char *cpu;	 /* --guest-cpu */
 	bool no_icount;		 /* --no-icount */
 	bool dry_run;		 /* --dry-run: everything checked, nothing booted */
-	bool timeout_set;	 /* --timeout given: the guest's whole run (cfg->opts.timeout_s) */
 	const char *const *args; /* the command to run in the guest */
 	int n_args;
 };

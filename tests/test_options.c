@@ -201,6 +201,39 @@ static void test_help_of_every_command(void **state)
 	close(null);
 }
 
+/* Does the field at @at (of @size bytes) lie in [@lo, @lo + @len)? */
+static bool inside(size_t at, size_t size, size_t lo, size_t len)
+{
+	return at >= lo && at + size <= lo + len;
+}
+
+/*
+ * Each option writes into the struct of the command that takes it: the session's job (cfg),
+ * the command's own (OWN() in its row), or --help; a flag or a string another command's
+ * struct holds would be one command's option reading as another's.
+ */
+static void test_options_write_their_command(void **state)
+{
+	const size_t cfg_at = offsetof(struct cli, cfg), cfg_len = sizeof(((struct cli *)0)->cfg);
+	size_t checked = 0;
+
+	(void)state;
+	for (const struct cli_command *k = cli_commands; k->name; k++)
+		for (const struct cli_opt *const *o = k->opts; *o; o++) {
+			size_t at = (*o)->field, size = (*o)->kind == CO_LIST ? sizeof(char *) : 1;
+
+			if ((*o)->kind == CO_CALL)
+				continue;
+			checked++;
+			if (inside(at, size, cfg_at, cfg_len) || at == offsetof(struct cli, help) ||
+			    (k->own_size && inside(at, size, k->own_at, k->own_size)))
+				continue;
+			fail_msg("%s --%s writes outside cfg and the command's own struct", k->name,
+				 (*o)->name);
+		}
+	assert_true(checked > 40);
+}
+
 /* model's options are parsed as every command's: values land, bad ones are refused. */
 static void test_model_parses_like_the_others(void **state)
 {
@@ -210,9 +243,9 @@ static void test_model_parses_like_the_others(void **state)
 
 	(void)state;
 	assert_int_equal(cli_parse(&c, 7, good, "model"), 0);
-	assert_int_equal(c.n_spreads, 2);
-	assert_int_equal(c.model.runs, 50);
-	assert_int_equal(c.model.seed, 7);
+	assert_int_equal(c.model.n_spreads, 2);
+	assert_int_equal(c.model.params.runs, 50);
+	assert_int_equal(c.model.params.seed, 7);
 	assert_int_equal(cli_parse(&c, 3, bad, "model"), EXIT_USAGE);
 	/* -s is --suite wherever it is taken; model takes no suite. */
 	assert_int_equal(cli_parse(&c, 3, s, "model"), EXIT_USAGE);
@@ -288,6 +321,7 @@ int main(void)
 	    cmocka_unit_test(test_usage_names_only_real_options),
 	    cmocka_unit_test(test_help_of_every_command),
 	    cmocka_unit_test(test_model_parses_like_the_others),
+	    cmocka_unit_test(test_options_write_their_command),
 	    cmocka_unit_test(test_man_page_requests),
 	};
 

@@ -345,8 +345,7 @@ static const struct case_def hw_cases[] = {
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "cycles per fenced rdtscp and per clock_gettime",
-     .metrics = timer_metrics,
-     .n_metrics = 2,
+     CASE_METRICS(timer_metrics),
      .run = perf_timer_cost},
     {.name = "api",
      .group = "kvm",
@@ -359,6 +358,5 @@ static const struct case_def hw_cases[] = {
 const struct suite_def suite_hw = {
     .name = "hw",
     .doc = "host facts agree with each other (hwloc, libcpuid, sysfs, TSC, KVM)",
-    .cases = hw_cases,
-    .n_cases = ARRAY_SIZE(hw_cases),
+    SUITE_CASES(hw_cases),
 };

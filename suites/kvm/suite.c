@@ -19,6 +19,9 @@
 #include "util/stats.h"
 #include "util/util.h"
 
+/* Its gates and tolerances (rules.conf beside this file), compiled in. */
+EMBED_TEXT(suite_kvm_rules, "suites/kvm/rules.conf");
+
 /* Operations timed per kind and round besides the inserts: deletes, moves, flag changes. */
 #define OPS 256
 
@@ -314,8 +317,7 @@ static const struct case_def kvm_cases[] = {
 		    .needs = NEEDS_HOST | NEEDS_KVM,
 		    .doc = "KVM_SET_USER_MEMORY_REGION per operation (insert, flags, move, "
 			   "deletes), beside the 2014 array",
-		    .metrics = memslots_metrics,
-		    .n_metrics = M_MEMSLOTS,
+		    CASE_METRICS(memslots_metrics),
 		    .expand = expand_slots,
 		    .run = perf_memslots},
     [C_BUSY] = {.name = "busy_guest",
@@ -323,8 +325,7 @@ static const struct case_def kvm_cases[] = {
 		.needs = NEEDS_HOST | NEEDS_KVM,
 		.doc = "a vCPU touching its memory while 256 slots come and go: its accesses/s "
 		       "and the ioctls' cycles",
-		.metrics = kvm_busy_metrics,
-		.n_metrics = BUSY_METRICS,
+		CASE_METRICS(kvm_busy_metrics),
 		.run = kvm_busy_run},
 };
 
@@ -382,14 +383,11 @@ static void kvm_row(FILE *f, const struct case_result *r)
 
 static const struct summary_table kvm_table = {.wanted = kvm_wanted, .row = kvm_row};
 
-EMBED_TEXT(suite_kvm_rules, "suites/kvm/rules.conf");
-
 const struct suite_def suite_kvm = {
     .name = "kvm",
     .doc = "the host kernel's memslot ioctls per operation and slot count, beside the 2014 "
 	   "array; a running vCPU meanwhile",
-    .cases = kvm_cases,
-    .n_cases = ARRAY_SIZE(kvm_cases),
+    SUITE_CASES(kvm_cases),
     .tables = (const struct summary_table *const[]){&kvm_table, NULL},
     /* The 2014 array memgate runs beside the kernel's ioctls. */
     .reference = (const char *const[]){"ref.*", NULL},

@@ -15,6 +15,9 @@
 #include "util/embed.h"
 #include "util/util.h"
 
+/* Its gates and tolerances (rules.conf beside this file), compiled in. */
+EMBED_TEXT(suite_memslots_rules, "suites/memslots/rules.conf");
+
 /* Its --impl keys: the strategies impl/memslots.c names. */
 const struct impl_key memslots_update_key = {
     .key = "memslots.update",
@@ -85,8 +88,7 @@ static const struct case_def memslots_cases[] = {
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per update, creates of growing size (the published "
 	    "worst case)",
-     .metrics = memslots_case_update_metrics,
-     .n_metrics = U_STRATEGIES * M_UPD_STATS,
+     CASE_METRICS(memslots_case_update_metrics),
      .counted = true,
      .expand = memslots_case_expand_update,
      .run = memslots_case_perf_update_growing},
@@ -96,8 +98,7 @@ static const struct case_def memslots_cases[] = {
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per update, random creates, deletes, moves, flag "
 	    "changes",
-     .metrics = memslots_case_update_metrics,
-     .n_metrics = U_STRATEGIES * M_UPD_STATS,
+     CASE_METRICS(memslots_case_update_metrics),
      .counted = true,
      .expand = memslots_case_expand_update,
      .run = memslots_case_perf_update_random},
@@ -106,8 +107,7 @@ static const struct case_def memslots_cases[] = {
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "median update of the growing workload at 509 and 4096 slots, in turn",
-     .metrics = memslots_case_growth_metrics,
-     .n_metrics = G_METRICS,
+     CASE_METRICS(memslots_case_growth_metrics),
      .counted = true,
      .expand = memslots_case_expand_growth,
      .run = memslots_case_perf_growth},
@@ -116,8 +116,7 @@ static const struct case_def memslots_cases[] = {
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "cycles (--counter: instructions) per gfn lookup: uniform hits, skewed hits, misses",
-     .metrics = memslots_case_lookup_metrics,
-     .n_metrics = L_METRICS,
+     CASE_METRICS(memslots_case_lookup_metrics),
      .counted = true,
      .expand = memslots_case_expand_lookup,
      .run = memslots_case_perf_lookup},
@@ -266,13 +265,10 @@ static void memslots_tables(FILE *f, const struct case_result *results, size_t n
 static const struct summary_table memslots_table = {.wanted = memslots_wanted,
 						    .write = memslots_tables};
 
-EMBED_TEXT(suite_memslots_rules, "suites/memslots/rules.conf");
-
 const struct suite_def suite_memslots = {
     .name = "memslots",
     .doc = "KVM's memslot array: sorted updates (heap sort, swap, shift) and lookups",
-    .cases = memslots_cases,
-    .n_cases = ARRAY_SIZE(memslots_cases),
+    SUITE_CASES(memslots_cases),
     .tables = (const struct summary_table *const[]){&memslots_table, NULL},
     .impl_keys = (const struct impl_key *const[]){&memslots_update_key, &memslots_lookup_key, NULL},
     .rules = suite_memslots_rules,

@@ -12,6 +12,9 @@
 #include "util/embed.h"
 #include "util/util.h"
 
+/* Its gates and tolerances (rules.conf beside this file), compiled in. */
+EMBED_TEXT(suite_prealloc_rules, "suites/prealloc/rules.conf");
+
 /* Pages reserved beyond the guest size: the checks' 64 MiB and the running-out region. */
 #define RESERVE_MARGIN_PAGES 64
 
@@ -159,8 +162,7 @@ static const struct case_def prealloc_cases[] = {
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "start-up time per method and thread count; memset as the limit",
-     .metrics = prealloc_case_startup_metrics,
-     .n_metrics = STARTUP_METRICS,
+     CASE_METRICS(prealloc_case_startup_metrics),
      .expand = expand_perf_kinds,
      .run = prealloc_case_startup},
     {.name = "regions",
@@ -168,19 +170,15 @@ static const struct case_def prealloc_cases[] = {
      .needs = NEEDS_HOST,
      .doc = "a region per node, preallocated in turn (QEMU 7.2) and in parallel, bound "
 	    "(the review's proposal), side by side",
-     .metrics = prealloc_case_regions_metrics,
-     .n_metrics = REGIONS_METRICS,
+     CASE_METRICS(prealloc_case_regions_metrics),
      .expand = prealloc_case_expand_regions,
      .run = prealloc_case_regions},
 };
 
-EMBED_TEXT(suite_prealloc_rules, "suites/prealloc/rules.conf");
-
 const struct suite_def suite_prealloc = {
     .name = "prealloc",
     .doc = "parallel guest-memory preallocation: residency, plans, running out, start-up time",
-    .cases = prealloc_cases,
-    .n_cases = ARRAY_SIZE(prealloc_cases),
+    SUITE_CASES(prealloc_cases),
     /* Start-up time per page kind, then the regions per node. */
     .tables = (const struct summary_table *const[]){&prealloc_case_startup_table,
 						    &prealloc_case_regions_table, NULL},

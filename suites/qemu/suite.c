@@ -30,6 +30,9 @@
 #include "util/stats.h"
 #include "util/util.h"
 
+/* Its gates and tolerances (rules.conf beside this file), compiled in. */
+EMBED_TEXT(suite_qemu_rules, "suites/qemu/rules.conf");
+
 /* A launch that takes longer than this is broken, not slow (4 GiB takes ~0.5 s here). */
 #define LAUNCH_TIMEOUT_S 120
 /* Pages asked beyond the free pool by the running-out check. */
@@ -626,8 +629,7 @@ static const struct case_def qemu_cases[] = {
 		    .needs = NEEDS_HOST | NEEDS_QEMU,
 		    .doc = "QEMU's -mem-prealloc time per backend and thread count, beside the "
 			   "reference on the same pages",
-		    .metrics = qemu_metrics,
-		    .n_metrics = M_METRICS,
+		    CASE_METRICS(qemu_metrics),
 		    .expand = expand_backends,
 		    .run = perf_prealloc},
     [C_BOOT] = {.name = "boot",
@@ -636,8 +638,7 @@ static const struct case_def qemu_cases[] = {
 		.doc =
 		    "a real QEMU boots the guest kit with N disks, each its own virtio-scsi-pci: "
 		    "time to init and to every disk, QEMU's heap (KVM, else TCG)",
-		.metrics = qemu_boot_metrics,
-		.n_metrics = QB_METRICS,
+		CASE_METRICS(qemu_boot_metrics),
 		.ab_samples = 1,
 		/* A 60-disk round is four TCG boots (~40 s): 6 rounds and at most 4 more keep the
 		 * qemu suite's ab of two QEMUs within 10 minutes here (docs/gating.md). */
@@ -707,14 +708,11 @@ static const struct summary_table qemu_table = {
     .wanted = qemu_wanted,
     .row = summary_case};
 
-EMBED_TEXT(suite_qemu_rules, "suites/qemu/rules.conf");
-
 const struct suite_def suite_qemu = {
     .name = "qemu",
     .doc = "a QEMU binary's -mem-prealloc start-up per backend and thread count, beside the "
 	   "reference",
-    .cases = qemu_cases,
-    .n_cases = ARRAY_SIZE(qemu_cases),
+    SUITE_CASES(qemu_cases),
     .tables = (const struct summary_table *const[]){&qemu_table, &qemu_boot_table, NULL},
     .hugepages = qemu_hugepages,
     /* memgate's own preallocation beside QEMU's, and the ratio of the two. */

@@ -19,6 +19,9 @@
 #include "util/embed.h"
 #include "util/util.h"
 
+/* Its gates and tolerances (rules.conf beside this file), compiled in. */
+EMBED_TEXT(suite_rcu_rules, "suites/rcu/rules.conf");
+
 /* 1 and 8 disks: a small guest; 60: the report in the 2017 malloc_trim thread; 200 (with --long):
  * Paolo's reply to it. */
 static const unsigned int boot_disks[] = {1, 8, 60, 200};
@@ -556,15 +559,13 @@ static const struct case_def rcu_cases[] = {
      .kind = CASE_PERF,
      .needs = NEEDS_HOST,
      .doc = "N disks realised and their BARs programmed: boot time and heap RSS per policy",
-     .metrics = boot_metrics,
-     .n_metrics = ARRAY_SIZE(boot_metrics),
+     CASE_METRICS(boot_metrics),
      .expand = expand_disks,
      .run = perf_boot},
     {.name = "ops",
      .kind = CASE_PERF,
      .doc = "cycles (--counter: instructions) of an empty read-side section and of a call_rcu",
-     .metrics = ops_metrics,
-     .n_metrics = O_METRICS,
+     CASE_METRICS(ops_metrics),
      .counted = true,
      .run = perf_ops},
 };
@@ -601,13 +602,10 @@ static const struct summary_table rcu_table = {
     .wanted = rcu_wanted,
     .row = rcu_row};
 
-EMBED_TEXT(suite_rcu_rules, "suites/rcu/rules.conf");
-
 const struct suite_def suite_rcu = {
     .name = "rcu",
     .doc = "RCU and malloc_trim: the N-disk boot per trim policy",
-    .cases = rcu_cases,
-    .n_cases = ARRAY_SIZE(rcu_cases),
+    SUITE_CASES(rcu_cases),
     .tables = (const struct summary_table *const[]){&rcu_table, NULL},
     .impl_keys = (const struct impl_key *const[]){&rcu_trim_key, NULL},
     .rules = suite_rcu_rules,
