@@ -46,9 +46,10 @@ bad(const struct file_ctx *f, const config_setting_t *s, struct mg_err *err, con
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (s && config_setting_source_line(s))
-		return mg_err_set(err, EINVAL, "%s:%u: %s", f->name, config_setting_source_line(s),
-				  msg);
-	return mg_err_set(err, EINVAL, "%s: %s", f->name, msg);
+		mg_err_set(err, EINVAL, "%s:%u: %s", f->name, config_setting_source_line(s), msg);
+	else
+		mg_err_set(err, EINVAL, "%s: %s", f->name, msg);
+	return -EINVAL;
 }
 
 /* Every member of group @g is one of @known; anything else is a typo worth an error. */
@@ -77,7 +78,7 @@ static int get_string(const struct file_ctx *f, const config_setting_t *g, const
 {
 	const config_setting_t *s = config_setting_get_member(g, name);
 
-	*out = def;
+	*out = def ? def : ""; /* never NULL, even on the error path */
 	if (!s)
 		return def ? 0 : bad(f, g, err, "'%s' is missing", name);
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
@@ -289,8 +290,8 @@ static int parse_gates(const struct file_ctx *f, struct mg_err *err)
 
 	for (int i = 0; !ret && i < len; i++) {
 		const config_setting_t *s = config_setting_get_elem(l, (unsigned int)i);
-		struct rules_gate g = {0};
-		bool off;
+		struct rules_gate g = {.suite = "", .def.name = ""}; /* set by parse_gate() */
+		bool off = false;
 
 		ret = parse_gate(f, s, &g, &off, err);
 		if (!ret)
