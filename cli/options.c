@@ -16,8 +16,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "util/text.h"
-#include "util/util.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -105,16 +103,12 @@ static int set_seed(struct cli *c, const char *opt, const char *arg)
 	return 0;
 }
 
-/* Guest sizes --size takes: a thread's 64 MiB at least; 1 PiB, past any host, at most. */
-#define SIZE_MIN_BYTES (64ULL << 20)
-#define SIZE_MAX_BYTES (1ULL << 50)
-
 /* A size: a whole number with an optional K, M, G or T (powers of 1024), at least 64M. */
 static int set_size(struct cli *c, const char *opt, const char *arg)
 {
 	uint64_t v;
 
-	if (text_size(arg, &v) || v > SIZE_MAX_BYTES || v < SIZE_MIN_BYTES) {
+	if (session_size(arg, &v)) {
 		cli_usage_error("%s expects a size from 64M to 1024T, such as 512M or 4G, got '%s'",
 				opt, arg);
 		return -EINVAL;
@@ -123,10 +117,19 @@ static int set_size(struct cli *c, const char *opt, const char *arg)
 	return 0;
 }
 
+/* The index of @arg among the @n words of @names, or -1. */
+static int choice(const char *const *names, size_t n, const char *arg)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], arg))
+			return (int)i;
+	return -1;
+}
+
 static int set_guest(struct cli *c, const char *opt, const char *arg)
 {
 	static const char *const names[] = {"auto", "kvm", "modelled"};
-	int g = text_index(names, ARRAY_SIZE(names), arg);
+	int g = choice(names, ARRAY_SIZE(names), arg);
 
 	if (g < 0) {
 		cli_usage_error("%s expects auto, kvm or modelled, got '%s'", opt, arg);

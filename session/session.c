@@ -730,3 +730,13 @@ int session_list_cases(struct session_config *cfg, bool json)
 {
 	return planned(cfg, true, json);
 }
+
+int session_size(const char *arg, uint64_t *bytes)
+{
+	uint64_t v;
+
+	if (text_size(arg, &v) || v < SESSION_SIZE_MIN || v > SESSION_SIZE_MAX)
+		return -EINVAL;
+	*bytes = v;
+	return 0;
+}

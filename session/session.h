@@ -114,6 +114,16 @@ int session_impl_set(struct impl_opts *o, const char *assignment, struct mg_err 
 /** session_impl_describe() - every suite's --impl keys on @out: values, what each picks. */
 void session_impl_describe(FILE *out);
 
+/* The guest sizes --size takes: a thread's 64 MiB at least; 1 PiB, past any host, at most. */
+#define SESSION_SIZE_MIN (64ULL << 20)
+#define SESSION_SIZE_MAX (1ULL << 50)
+
+/**
+ * session_size() - @arg ("512M", "4G": K, M, G and T are powers of 1024) as the bytes of
+ * guest memory the prealloc cases take. Returns 0, or -EINVAL: no size, or out of range.
+ */
+int session_size(const char *arg, uint64_t *bytes);
+
 /** session_rules() - `memgate rules`: the rules in effect (@path, else the embedded), as text. */
 int session_rules(const char *path);
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # layers.sh - each folder is a layer and includes only from its own and the ones below it.
-# The order is the Makefile's LAYERS, with cli/ on top, which only parses: it includes cli/,
-# session/ and util/ alone. Prints TAP for tests/run.sh: the
+# The order is the Makefile's LAYERS, with cli/ on top, which only parses: it includes cli/ and
+# session/ alone. Prints TAP for tests/run.sh: the
 # tree's own check, then a check that a planted upward include is caught.
 # usage: tests/layers.sh [BUILD_DIR]   (the build directory is unused; run.sh passes it)
 set -u
@@ -20,11 +20,11 @@ rank() {
 }
 
 # cli_may HEADER: may the command line include HEADER? It parses and calls the session: its
-# own headers, the session's jobs (not their insides), and util/ (parsing sizes and names).
+# own headers and the session's jobs (not their insides).
 cli_may() {
 	case "$1" in
 	session/internal.h | session/ab_job.h) return 1 ;; # what a job is made of: session/ only
-	cli/* | session/* | util/*) return 0 ;;
+	cli/* | session/*) return 0 ;;
 	esac
 	return 1
 }
@@ -48,7 +48,7 @@ violations() {
 				elif [ "$r" -gt "$own" ]; then
 					echo "$rel:$line: includes \"$inc\": $dir/ is above $l/ ($layers)"
 				elif [ "$l" = cli ] && ! cli_may "$inc"; then
-					echo "$rel:$line: includes \"$inc\": the command line only parses (cli/, session/ and util/)"
+					echo "$rel:$line: includes \"$inc\": the command line only parses (cli/ and session/)"
 				fi
 			done
 		done
@@ -73,14 +73,15 @@ mkdir -p "$tmp/impl" "$tmp/run" "$tmp/judge" "$tmp/cli"
 printf '#include "run/case.h"\n' > "$tmp/impl/planted.c"
 printf '#include "judge/verdict.h"\n#include "impl/planted.h"\n' > "$tmp/run/planted.c"
 printf '#include "run/case.h"\n#include "impl/planted.h"\n' > "$tmp/judge/ok.c"
-printf '#include "judge/ab.h"\n#include "session/session.h"\n#include "session/internal.h"\n' > "$tmp/cli/planted.c"
+printf '#include "judge/ab.h"\n#include "session/session.h"\n#include "session/internal.h"\n#include "util/text.h"\n' > "$tmp/cli/planted.c"
 planted=$(violations "$tmp")
-if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 4 ] &&
+if [ "$(printf '%s\n' "$planted" | grep -c .)" -eq 5 ] &&
+   printf '%s\n' "$planted" | grep -q '^cli/planted.c:4: includes "util/text.h"' &&
    printf '%s\n' "$planted" | grep -q '^cli/planted.c:3: includes "session/internal.h"' &&
    printf '%s\n' "$planted" | grep -q '^cli/planted.c:1: includes "judge/ab.h": the command line only parses' &&
    printf '%s\n' "$planted" | grep -q '^impl/planted.c:1: includes "run/case.h"' &&
    printf '%s\n' "$planted" | grep -q '^run/planted.c:1: includes "judge/verdict.h"'; then
-	echo "ok 2 - planted upward includes (impl/ -> run/, run/ -> judge/) and the command line reaching past the session (cli/ -> judge/) are caught, the others not"
+	echo "ok 2 - planted upward includes (impl/ -> run/, run/ -> judge/) and the command line reaching past the session (cli/ -> judge/, util/) are caught, the others not"
 else
 	printf '%s\n' "$planted" | sed 's/^/# /'
 	echo "not ok 2 - the layering check missed a planted upward include"
