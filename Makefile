@@ -49,13 +49,13 @@ SRCS := $(sort $(wildcard $(LAYERS:%=%/*.[ch]) suites/*/*.[ch] cli/*.[ch] tests/
 
 .PHONY: all deps run check tsan asan clean format lint install uninstall
 # The guest kit the qemu suite's boot cases boot (guest/mkkit.sh): Debian's cloud kernel from
-# the package ci/install-deps.sh keeps in KERNEL_CACHE, busybox-static and the disks' drivers.
+# the package ci/install-deps.sh keeps in MEMGATE_CACHE, busybox-static and the disks' drivers.
 # Without the package there is no kit, and those cases SKIP saying how to get one.
-KERNEL_CACHE ?= /var/cache/memgate
-GUEST_KERNEL_DEB ?= $(shell ls -v $(KERNEL_CACHE)/linux-image-*-cloud-amd64_*.deb 2>/dev/null | tail -n 1)
+MEMGATE_CACHE ?= /var/cache/memgate
+GUEST_KERNEL_DEB ?= $(shell ls -v $(MEMGATE_CACHE)/linux-image-*-cloud-amd64_*.deb 2>/dev/null | tail -n 1)
 # A second QEMU beside Debian's: bookworm-backports' 10.0, unpacked there by the install script
 # (not installed); the tests run the qemu suite on it too. None: those tests SKIP saying so.
-QEMU_NEW ?= $(lastword $(sort $(wildcard $(KERNEL_CACHE)/qemu-*/root/usr/bin/qemu-system-x86_64)))
+QEMU_NEW ?= $(lastword $(sort $(wildcard $(MEMGATE_CACHE)/qemu-*/root/usr/bin/qemu-system-x86_64)))
 # With the kit, this memgate and its libraries packed for `memgate vm` (guest/pack.sh).
 GUEST_KIT := $(if $(GUEST_KERNEL_DEB),$(B)/guest/initramfs.cpio $(B)/guest/memgate.cpio)
 

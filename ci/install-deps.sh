@@ -27,7 +27,7 @@ busybox-static cpio kmod xz-utils"
 
 # --qemu-build: QEMU's build dependencies for a minimal x86_64-softmmu (ci/qemu-ab.sh), from
 # bookworm; and a meson new enough for QEMU 8.1 and later (1.5 for 10.0: bookworm has 1.0), which
-# with pycotap comes from bookworm-backports unpacked under KERNEL_CACHE/meson-VERSION/root, never
+# with pycotap comes from bookworm-backports unpacked under MEMGATE_CACHE/meson-VERSION/root, never
 # installed: ci/qemu-ab.sh puts it first on PATH and PYTHONPATH for the trees that ask for it.
 QEMU_BUILD_PACKAGES="git ninja-build meson python3-venv libglib2.0-dev libpixman-1-dev \
 libfdt-dev zlib1g-dev libnuma-dev flex bison ccache"
@@ -53,14 +53,14 @@ done
 [ "$kernel_build" -eq 0 ] || PACKAGES="$PACKAGES $KERNEL_BUILD_PACKAGES"
 
 # The guest kit's kernel (the qemu suite's boot cases): Debian's cloud kernel package, kept in
-# KERNEL_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own
+# MEMGATE_CACHE for `make` to unpack (guest/mkkit.sh). It is not installed: the agent's own
 # kernel, /boot and initramfs hooks stay as they are.
 # A second QEMU beside Debian's 7.2 (the qemu suite is right on both, and `ab` of two QEMUs
 # has two to compare): bookworm-backports' qemu-system-x86 10.0, downloaded through a private
 # apt configuration (the system's sources stay as they are) and unpacked under
-# KERNEL_CACHE/qemu-VERSION/root, never installed over 7.2. Its binary runs from there: it is
+# MEMGATE_CACHE/qemu-VERSION/root, never installed over 7.2. Its binary runs from there: it is
 # relocatable, its TCG is built in, and it finds its firmware in ../share/qemu.
-KERNEL_CACHE=${KERNEL_CACHE:-/var/cache/memgate}
+MEMGATE_CACHE=${MEMGATE_CACHE:-/var/cache/memgate}
 KERNEL_META=linux-image-cloud-amd64
 
 kernel_package() {
@@ -69,13 +69,13 @@ kernel_package() {
 }
 
 fetch_kernel() {
-	if ls "$KERNEL_CACHE"/linux-image-*-cloud-amd64_*.deb >/dev/null 2>&1; then
-		[ "$quiet" -eq 1 ] || echo "install-deps: guest kernel present in $KERNEL_CACHE"
+	if ls "$MEMGATE_CACHE"/linux-image-*-cloud-amd64_*.deb >/dev/null 2>&1; then
+		[ "$quiet" -eq 1 ] || echo "install-deps: guest kernel present in $MEMGATE_CACHE"
 		return 0
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
 		# The boot cases SKIP without it, saying so: not a reason to stop a build.
-		echo "install-deps: no guest kernel in $KERNEL_CACHE (as root this fetches $KERNEL_META)" >&2
+		echo "install-deps: no guest kernel in $MEMGATE_CACHE (as root this fetches $KERNEL_META)" >&2
 		return 0
 	fi
 	pkg=$(kernel_package)
@@ -87,9 +87,9 @@ fetch_kernel() {
 		echo "install-deps: $KERNEL_META names no kernel package here" >&2
 		exit 1
 	fi
-	echo "install-deps: fetching $pkg into $KERNEL_CACHE (the guest kit's kernel)"
-	mkdir -p "$KERNEL_CACHE"
-	(cd "$KERNEL_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg")
+	echo "install-deps: fetching $pkg into $MEMGATE_CACHE (the guest kit's kernel)"
+	mkdir -p "$MEMGATE_CACHE"
+	(cd "$MEMGATE_CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg")
 }
 
 QEMU_NEW_SUITE=bookworm-backports
@@ -100,7 +100,7 @@ QEMU_NEW_PACKAGES="qemu-system-x86 qemu-system-common qemu-system-data"
 APT_OPTS=""
 private_apt() {
 	[ -z "$APT_OPTS" ] || return 0
-	apt_dir="$KERNEL_CACHE/apt"
+	apt_dir="$MEMGATE_CACHE/apt"
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
 	echo "deb http://deb.debian.org/debian $QEMU_NEW_SUITE main" >"$apt_dir/sources.list"
 	opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/dev/null \
@@ -111,17 +111,17 @@ private_apt() {
 }
 
 # unpack_backport NAME PACKAGE...: PACKAGE's candidate in the backports suite and the others at
-# their candidates, downloaded and unpacked into KERNEL_CACHE/NAME-UPSTREAM/root (not installed).
+# their candidates, downloaded and unpacked into MEMGATE_CACHE/NAME-UPSTREAM/root (not installed).
 # Said and 0 when it cannot be: what needs it SKIPs or says so.
 unpack_backport() {
 	name=$1
 	shift
-	if ls -d "$KERNEL_CACHE/$name"-*/root >/dev/null 2>&1; then
-		[ "$quiet" -eq 1 ] || echo "install-deps: $(ls -d "$KERNEL_CACHE/$name"-*/ | head -n 1) present"
+	if ls -d "$MEMGATE_CACHE/$name"-*/root >/dev/null 2>&1; then
+		[ "$quiet" -eq 1 ] || echo "install-deps: $(ls -d "$MEMGATE_CACHE/$name"-*/ | head -n 1) present"
 		return 0
 	fi
 	if [ "$(id -u)" -ne 0 ]; then
-		echo "install-deps: no $name from $QEMU_NEW_SUITE in $KERNEL_CACHE (as root this fetches it)" >&2
+		echo "install-deps: no $name from $QEMU_NEW_SUITE in $MEMGATE_CACHE (as root this fetches it)" >&2
 		return 0
 	fi
 	if ! private_apt; then
@@ -138,7 +138,7 @@ unpack_backport() {
 		return 0
 		;;
 	esac
-	dir="$KERNEL_CACHE/$name-$upstream"
+	dir="$MEMGATE_CACHE/$name-$upstream"
 	echo "install-deps: fetching $* from $QEMU_NEW_SUITE into $dir (unpacked, not installed)"
 	rm -rf "$dir.new"
 	mkdir -p "$dir.new/debs"

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tree.sh - what ci/qemu-ab.sh and ci/kernel-ab.sh share, sourced by both: the reports folder,
-# the work folder (memgate's own or refused, one job at a time), the source checked out in it
-# without writing into the user's repository, and each built tree kept under its tree hash.
+# tree.sh - what ci/tree-ab.sh does whatever the kind of tree, sourced by it: the reports
+# folder, the work folder (memgate's own or refused, one job at a time), the source checked out
+# in it without writing into the user's repository, each built tree kept under its tree hash,
+# and the A/B.
 #
-# The caller sets $prog (its name, for messages), $here (its folder) and $work_var (the name of
-# its work folder's environment variable), defines usage() (tree_usage with its own words), and
-# calls tree_start with its command line (which resolves both commits before anything is
-# built, then takes the reports folder and the work folder), then per side tree_commit,
-# tree_checkout, its own build, tree_verify and tree_keep; last tree_ab. Bad input is exit 2
+# The driver sets $prog (its name, for messages), $here (its folder) and $work_var (the name of
+# its work folder's environment variable), defines usage() (tree_usage with the kind's words),
+# and calls tree_start with its command line (which resolves both commits before anything is
+# built, then takes the reports folder and the work folder), then tree_build per side (with the
+# kind's hooks, ci/KIND/tree.sh), last tree_ab. Bad input is exit 2
 # and names what was wrong; what fails in the work folder itself, 3.
 
 # The marker that makes a folder a work folder of memgate's (its first line names the kind),
@@ -33,7 +34,8 @@ tree_die() {
 # stdout, exit 0).
 tree_usage() {
 	cat >&"${tree_usage_fd:-2}" <<USAGE
-usage: ci/$1-ab.sh [-C $2] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
+usage: ci/tree-ab.sh $1 [-C $2] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
+   or: ci/$1-ab.sh [-C $2] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]
   -C $2  $3 git repository (default: the current folder); only read
   -o OUT  the reports' folder (default: $1-ab in the current folder):
       ab.xml (JUnit), ab.html, ab.json, ab.txt (the verdict table), builds.txt
@@ -265,6 +267,35 @@ tree_keep() {
 tree_kept() {
 	[ "$(cat "$keep/tree" 2>/dev/null)" = "$tree" ] &&
 		[ "$(cat "$keep/$2" 2>/dev/null)" = "$1" ] && [ -r "$keep/$3" ]
+}
+
+# tree_build NAME REV: REV (NAME: PARENT, HEAD for messages) built by the kind and kept in
+# WORK/KIND-TREE, one a source tree and configuration, so the parent of the next commit is
+# usually built already; $product its product's path. The kind's part (ci/KIND/tree.sh) gives
+# $tree_product, $tree_config (what a kept build must have been configured with),
+# $tree_clean (git clean's options between commits), $tree_how (for the note), and
+# kind_compile NAME (the checked-out source built in $dir, $how set when it was configured
+# anew; on failure it says why with the end of its logs) and kind_collect DIR (what is kept).
+# A side that does not build is exit 4.
+tree_build() {
+	tree_commit "$1" "$2"
+	keep=$work/$kind-$tree
+	product=$keep/$tree_product
+	if tree_kept "$tree_config" config-id "$tree_product"; then
+		tree_note "$2 $commit: built already in $keep"
+		return 0
+	fi
+	dir=$work/build
+	tree_checkout "$commit" "$tree_clean"
+	start=$(date +%s)
+	how=incremental
+	kind_compile "$2" || exit 4
+	tree_verify
+	tree_tmp new "$(mktemp -d "$work/.$kind.XXXXXX")"
+	kind_collect "$new"
+	printf '%s\n' "$tree_config" >"$new/config-id"
+	tree_keep "$new"
+	tree_note "$2 $commit: built in $(($(date +%s) - start)) s ($how, $tree_how) into $keep"
 }
 
 # tree_ab SIDE_BASE SIDE_HEAD AB_ARGS...: memgate ab of the two sides, its table into

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tree_ab.sh - ci/kernel-ab.sh and ci/qemu-ab.sh on made-up trees (tests/fixtures/trees: a
+# tree_ab.sh - ci/tree-ab.sh (as ci/kernel-ab.sh and ci/qemu-ab.sh) on made-up trees (tests/fixtures/trees: a
 # Makefile and a configure that build in a second, no compiler): a work folder memgate did
 # not make is refused and left whole, the user's repository is only read, two jobs on one
 # work folder take turns and keep each image under the tree it was built from, reports are
@@ -19,7 +19,7 @@ trap 'rm -rf "$base"' EXIT
 t="$base/w o'rk"
 mkdir -p "$t/bin"
 . "$top/tests/tap.sh"
-echo "1..13"
+echo "1..14"
 
 export GIT_AUTHOR_NAME=memgate GIT_AUTHOR_EMAIL=memgate@localhost
 export GIT_COMMITTER_NAME=memgate GIT_COMMITTER_EMAIL=memgate@localhost
@@ -181,3 +181,10 @@ if command -v ninja >/dev/null 2>&1; then
 else
 	skip "no ninja (ci/install-deps.sh installs ninja-build)"
 fi
+
+what="a side that does not build: exit 4, the end of its build log said, the other kept"
+git clone -q "$t/linux" "$base/broken" && git -C "$base/broken" rm -q ID &&
+	git -C "$base/broken" commit -q -m "no ID: the made-up bzImage cannot be made"
+kab broken "$base/w4" -C "$base/broken" -o "$t/o4" HEAD~1 HEAD
+ok eval 'rc broken 4 && said broken "HEAD (.*) did not build; the end of .*build.log" &&
+	[ "$(ls -d "$base"/w4/kernel-* | wc -l)" = 1 ]'
