@@ -347,7 +347,8 @@ static int run_shell(void *arg)
 /* The cloud kernel package ci/install-deps.sh keeps for the kit into @out; false if none. */
 static bool kit_kernel_package(char *out, size_t len)
 {
-	const char *cache = getenv("MEMGATE_CACHE") ? getenv("MEMGATE_CACHE") : "/var/cache/memgate";
+	const char *cache =
+	    getenv("MEMGATE_CACHE") ? getenv("MEMGATE_CACHE") : "/var/cache/memgate";
 	char cmd[1200], *got;
 
 	snprintf(cmd, sizeof(cmd),
