@@ -158,7 +158,10 @@ GUEST_SHAPES = $(if $(filter --long,$(RUN_ARGS)),$(wildcard topologies/*.xml))
 # Without a /dev/kvm the host can use, the kvm suite runs in a nested guest instead: the kit's
 # own kernel package with its KVM modules (memgate vm --kernel), under icount, its figures
 # instruction counts that repeat exactly from boot to boot (--quick: 5 samples; about 40 s
-# here). Reports in build/*-guest-kvm.*. Not when RUN_ARGS picks suites with -s.
+# here). Reports in build/*-guest-kvm.*. Not when RUN_ARGS picks suites with -s. It runs beside
+# the prealloc checks' guest, once the timed runs are done: checks and icount counts, which the
+# host's load does not move (the same medians, to the cycle, beside two busy loops on both
+# vCPUs). Its console goes to build/kvm-guest.log, printed when it ends.
 KVM_USABLE = $(B)/memgate hw --json | sed -n '/"kvm": {/,/}/p' | grep -q '"usable": true'
 GUEST_KVM_RUN = $(B)/memgate vm --kernel $(GUEST_KERNEL_DEB) --junit $(B)/junit-guest-kvm.xml \
 	--json $(B)/results-guest-kvm.json -- run -s kvm --quick
@@ -183,6 +186,9 @@ run-job: all
 		echo "$(QEMU_NEW_RUN)"; \
 		$(QEMU_NEW_RUN) || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
 	fi; \
+	kvm=; if [ -n "$(GUEST_KVM)" ]; then \
+		$(MAKE) --no-print-directory kvm-guest >$(B)/kvm-guest.log 2>&1 & kvm=$$!; \
+	fi; \
 	if [ -n "$(GUEST_KIT)" ]; then \
 		echo "$(GUEST_RUN)"; \
 		$(GUEST_RUN) || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
@@ -194,13 +200,14 @@ run-job: all
 				{ g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
 		done; \
 	fi; \
-	if [ -n "$(GUEST_KVM)" ]; then \
-		$(MAKE) --no-print-directory kvm-guest || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
+	if [ -n "$$kvm" ]; then \
+		wait $$kvm || { g=$$?; [ $$st -ne 0 ] || st=$$g; }; \
+		cat $(B)/kvm-guest.log; \
 	fi; \
 	exit $$st
 
-# The kvm suite in a nested guest, where the host has no /dev/kvm memgate can use: run-job's last
-# stage, and a stage of its own in ci/Jenkinsfile. Its status is the guest command's.
+# The kvm suite in a nested guest, where the host has no /dev/kvm memgate can use: a stage of
+# run-job, and a stage of its own in ci/Jenkinsfile. Its status is the guest command's.
 .PHONY: kvm-guest
 kvm-guest: all
 	@if [ -z "$(GUEST_KIT)" ]; then \
