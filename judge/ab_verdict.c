@@ -63,11 +63,8 @@ static void judged_how(struct judged *x, size_t n, bool looked_twice, const stru
 			 "rounds; the rule's %.0f%% is less",
 			 VERDICT_WIDTH_FACTOR, 100 * noise->width, o->calib->path, o->calib->when,
 			 noise->rounds, 100 * x->tol.ab);
-	else if (x->tol.line > 0)
-		snprintf(x->tol_from, sizeof(x->tol_from), "%s:%d: %s", x->tol.source, x->tol.line,
-			 x->tol.why);
 	else
-		snprintf(x->tol_from, sizeof(x->tol_from), "%s", x->tol.why);
+		rules_tolerance_from(&x->tol, x->tol_from, sizeof(x->tol_from));
 	if (f->exact)
 		snprintf(spread, sizeof(spread), "every round the same: the mean is exact%s",
 			 simulated && o->guests ? " (instruction counts under icount)"

@@ -145,15 +145,15 @@ static bool in_range(const struct bisect *bs, size_t m, size_t idx)
 	return !bs->answer[m].no_change && idx > bs->answer[m].lo && idx < bs->answer[m].hi;
 }
 
-/* Class commit @idx for each metric whose range holds it; true when one is still unknown. */
-static bool classify_step(struct bisect *bs, size_t idx)
+/* Class commit @idx for each metric @open (whose range holds it); true when one is unknown. */
+static bool classify_step(struct bisect *bs, size_t idx, const bool *open)
 {
 	const struct bisect_figures *g = &bs->figs[0], *b = &bs->figs[bs->n - 1],
 				    *s = &bs->figs[idx];
 	bool unknown = false;
 
 	for (size_t m = 0; m < bs->n_metrics; m++) {
-		if (!in_range(bs, m, idx))
+		if (!open[m])
 			continue;
 		bs->cls[idx][m] =
 		    bisect_classify(g->v[m], g->n[m], b->v[m], b->n[m], s->v[m], s->n[m]);
@@ -197,7 +197,7 @@ static int step(struct bisect *bs, const struct bisect_ops *ops, size_t idx)
 	do {
 		ret = measure(bs, ops, idx);
 		rounds++;
-	} while (!ret && classify_step(bs, idx) && rounds < ops->max_rounds);
+	} while (!ret && classify_step(bs, idx, open) && rounds < ops->max_rounds);
 	bs->steps++;
 	for (size_t m = 0; ret == 125 && m < bs->n_metrics; m++)
 		if (open[m])

@@ -220,13 +220,14 @@ static void verdict_message(const struct judged *x, const char *what, const char
 			    char *msg, size_t len)
 {
 	const struct verdict_figures *f = &x->f;
-	char tol[460], figures[160];
+	char from[400], tol[460], figures[160];
 
-	if (x->tol_from[0])
+	if (x->tol_from[0]) {
 		snprintf(tol, sizeof(tol), "%.3g%% (%s)", 100 * x->tolerance, x->tol_from);
-	else
-		snprintf(tol, sizeof(tol), "%.0f%% (%s:%d: %s)", 100 * x->tolerance, x->tol.source,
-			 x->tol.line, x->tol.why);
+	} else {
+		rules_tolerance_from(&x->tol, from, sizeof(from));
+		snprintf(tol, sizeof(tol), "%.0f%% (%s)", 100 * x->tolerance, from);
+	}
 	/* What the ratio is the ratio of: the deciding rounds' geometric means (A/B), which it
 	 * equals, or the medians of all samples (baselines). */
 	if (x->rounds_mean)

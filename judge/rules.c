@@ -271,15 +271,14 @@ static int parse_tolerance(const struct file_ctx *f, const config_setting_t *g,
 	return 0;
 }
 
-/* The list @name of the file's top level, or NULL when it has none; *@len its length. */
+/* The list @name of the file's top level in *@l (NULL when it has none), its length in *@len. */
 static int top_list(const struct file_ctx *f, const char *name, const config_setting_t **l,
 		    int *len, struct mg_err *err)
 {
 	*l = config_lookup(f->cfg, name);
-	*len = 0;
+	*len = *l ? config_setting_length(*l) : 0;
 	if (*l && !config_setting_is_list(*l))
 		return bad(f, *l, err, "'%s' expects a list ( {...}, {...} )", name);
-	*len = *l ? config_setting_length(*l) : 0;
 	return 0;
 }
 
@@ -534,4 +533,12 @@ size_t rules_warn_unused(const struct rules *r, const struct case_inst *insts, s
 		warned++;
 	}
 	return warned;
+}
+
+void rules_tolerance_from(const struct tolerance *t, char *buf, size_t len)
+{
+	if (t->line > 0)
+		snprintf(buf, len, "%s:%d: %s", t->source, t->line, t->why);
+	else
+		snprintf(buf, len, "%s", t->why);
 }

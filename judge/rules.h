@@ -98,6 +98,12 @@ struct tolerance rules_tolerance(const struct rules *r, const char *suite, const
 				 const struct metric_def *m);
 
 /**
+ * rules_tolerance_from() - where @t came from, into @buf: "FILE:LINE: why" when a rule gave it,
+ * else its why (the default, or what the caller set in place of a rule's).
+ */
+void rules_tolerance_from(const struct tolerance *t, char *buf, size_t len);
+
+/**
  * rules_warn_unused() - on @out, a warning naming each --rules rule of a suite in @insts that
  * matches none of the @n instances (a typo, or a case this host does not have). Returns how
  * many.
