@@ -234,13 +234,59 @@ static enum gate_verdict judge(const struct gate_def *g, const struct case_resul
 	return v;
 }
 
+/*
+ * Is gate @g's effect shown in @c (a / b at least its threshold, the 95% interval wholly
+ * above it)? Its figures into @f. A gate without an effect has it shown.
+ */
+static bool effect_shown(const struct gate_def *g, const struct case_result *c, uint64_t seed,
+			 struct gate_figures *f)
+{
+	const struct metric_result *a, *b;
+
+	memset(f, 0, sizeof(*f));
+	if (g->effect.threshold <= 0)
+		return true;
+	a = c ? case_result_metric(c, g->effect.a.metric) : NULL;
+	b = c ? case_result_metric(c, g->effect.b.metric) : NULL;
+	if (!a || !b || !a->n || !b->n)
+		return false;
+	/* "At most the threshold" failing is the ratio shown above it. */
+	return gate_judge(GATE_RATIO_AT_MOST, g->effect.threshold, g->paired, a->v, a->n, b->v,
+			  b->n, seed, f) == GATE_FAIL;
+}
+
+/* A PASS of gate @g whose effect @c does not show: UNSTABLE, saying why (it fails no build). */
+static void effect_missing(const struct gate_def *g, const struct case_result *c,
+			   const struct gate_figures *f, struct case_result *r)
+{
+	char msg[1400];
+
+	snprintf(msg, sizeof(msg),
+		 "UNSTABLE: the reference does not show what this gate is about on this host now: "
+		 "%s / %s of %s = %.4g (95%% CI %.4g..%.4g), not surely at least %.4g (%s); a "
+		 "pass would mean nothing: rerun on a quieter host. The gate said: %s",
+		 g->effect.a.metric, g->effect.b.metric, c ? c->inst->name : g->effect.a.glob,
+		 f->ratio, f->lo, f->hi, g->effect.threshold, g->effect.why,
+		 r->output ? r->output : "");
+	free(r->output);
+	r->output = NULL;
+	r->unstable = true;
+	set_message(r, OUTCOME_FAIL, msg);
+	case_result_add_figure(r, "effect", f->ratio);
+	case_result_add_figure(r, "effect_ci95_lo", f->lo);
+}
+
 static int evaluate_one(const struct suite_def *s, const struct gate_def *g,
 			const struct case_result *results, size_t n, const struct run_opts *opts,
 			struct gate_results *out)
 {
-	size_t na, nb;
+	size_t na, nb, ne = 0;
 	const struct case_result *ca = find_result(results, n, g->a.glob, &na);
 	const struct case_result *cb = find_result(results, n, g->b.glob, &nb);
+	const struct case_result *ce =
+	    g->effect.threshold > 0 ? find_result(results, n, g->effect.a.glob, &ne) : NULL;
+	struct gate_figures f;
+	enum gate_verdict v;
 	const struct case_def def = {
 	    .name = g->name, .group = "gates", .kind = CASE_GATE, .doc = kind_text(g->kind)};
 	struct case_result *r;
@@ -258,7 +304,12 @@ static int evaluate_one(const struct suite_def *s, const struct gate_def *g,
 		set_message(r, OUTCOME_ERROR, msg);
 		return 0;
 	}
-	if (judge(g, ca, cb, opts, r) == GATE_INCONCLUSIVE) {
+	v = judge(g, ca, cb, opts, r);
+	if (v == GATE_PASS && !effect_shown(g, ce, opts ? opts->seed : 1, &f)) {
+		effect_missing(g, ce, &f, r);
+		v = GATE_INCONCLUSIVE; /* its case is sampled again */
+	}
+	if (v == GATE_INCONCLUSIVE) {
 		involve(out, (size_t)(ca - results));
 		involve(out, (size_t)(cb - results));
 	}
@@ -312,12 +363,15 @@ static bool clear_pass(const struct gate_def *g, const struct case_result *r, ui
 {
 	const struct metric_result *a = case_result_metric(r, g->a.metric);
 	const struct metric_result *b = case_result_metric(r, g->b.metric);
-	struct gate_figures f;
+	struct gate_figures f, e;
 
 	if (!a || !a->n || (g->kind != GATE_AT_LEAST && (!b || !b->n)))
 		return false;
 	if (gate_judge(g->kind, g->threshold, g->paired, a->v, a->n, b ? b->v : NULL, b ? b->n : 0,
 		       seed, &f) != GATE_PASS)
+		return false;
+	/* Sampling stops early only where the reference shows the gate's effect. */
+	if (!effect_shown(g, r, seed, &e))
 		return false;
 	return g->kind != GATE_NOT_SLOWER || f.hi <= g->threshold;
 }

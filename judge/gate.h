@@ -34,6 +34,18 @@ struct gate_side {
 	const char *metric;
 };
 
+/*
+ * What a gate is about, shown by its own reference on this host now: the ratio a / b (in the
+ * same case) at least @threshold, judged as the gate judges (e.g. the reference's threads
+ * against its own one thread). Where it is not shown, a pass would say nothing (a busy host
+ * hides any scaling): the gate is UNSTABLE, and its case is not stopped early.
+ */
+struct gate_effect {
+	struct gate_side a, b;
+	double threshold; /* 0: the gate has none */
+	const char *why;
+};
+
 struct gate_def {
 	const char *name; /* the test case name in the report */
 	enum gate_kind kind;
@@ -43,6 +55,7 @@ struct gate_def {
 	/* a and b were sampled in turn in one case: judge the per-sample ratios a[i] / b[i],
 	 * which cancel the drift both saw (A/B interleaving). */
 	bool paired;
+	struct gate_effect effect;
 };
 
 /* Gate verdicts as results, so that every report writes them like cases. */

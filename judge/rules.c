@@ -152,6 +152,29 @@ static int parse_side(const struct file_ctx *f, const config_setting_t *g, const
 	       get_string(f, s, "metric", NULL, &side->metric, err);
 }
 
+/* A gate's effect: { a = SIDE; b = SIDE; threshold = X; why = "..."; }, or none. */
+static int parse_effect(const struct file_ctx *f, const config_setting_t *g, struct gate_effect *e,
+			struct mg_err *err)
+{
+	static const char *const known[] = {"a", "b", "threshold", "why"};
+	const config_setting_t *s = config_setting_get_member(g, "effect");
+
+	if (!s)
+		return 0;
+	if (!config_setting_is_group(s))
+		return bad(f, s, err,
+			   "'effect' expects a group { a = SIDE; b = SIDE; threshold = X; why "
+			   "= \"...\"; }");
+	if (only_known(f, s, known, ARRAY_SIZE(known), "effect", err) ||
+	    get_number(f, s, "threshold", -1, 0, 1e9, &e->threshold, err) ||
+	    get_string(f, s, "why", NULL, &e->why, err) || parse_side(f, s, "a", &e->a, err) ||
+	    parse_side(f, s, "b", &e->b, err))
+		return -EINVAL;
+	if (e->threshold <= 0)
+		return bad(f, s, err, "an effect needs a threshold above 0 (a / b at least it)");
+	return 0;
+}
+
 /* What a gate is judged by: its kind, threshold, sides and reason. */
 static int parse_gate_def(const struct file_ctx *f, const config_setting_t *g, struct gate_def *d,
 			  struct mg_err *err)
@@ -163,7 +186,7 @@ static int parse_gate_def(const struct file_ctx *f, const config_setting_t *g, s
 	    get_number(f, g, "threshold", -1, 0, 1e9, &d->threshold, err) ||
 	    get_bool(f, g, "paired", 0, &paired, err) ||
 	    get_string(f, g, "why", NULL, &d->why, err) || parse_side(f, g, "a", &d->a, err) ||
-	    parse_side(f, g, "b", &d->b, err))
+	    parse_side(f, g, "b", &d->b, err) || parse_effect(f, g, &d->effect, err))
 		return -EINVAL;
 	k = text_index(kind_names, ARRAY_SIZE(kind_names), kind);
 	if (k < 0)
@@ -181,8 +204,8 @@ static int parse_gate_def(const struct file_ctx *f, const config_setting_t *g, s
 static int parse_gate(const struct file_ctx *f, const config_setting_t *g, struct rules_gate *out,
 		      bool *off, struct mg_err *err)
 {
-	static const char *const known[] = {"suite",	 "name",   "kind", "a",	 "b",
-					    "threshold", "paired", "why",  "off"};
+	static const char *const known[] = {"suite",	 "name",   "kind", "a",	     "b",
+					    "threshold", "paired", "why",  "effect", "off"};
 	int is_off;
 
 	if (!config_setting_is_group(g))

@@ -218,6 +218,91 @@ static void test_evaluate(void **state)
 	rules_release(&rules);
 }
 
+/*
+ * A gate with an effect (the prealloc scaling gate's shape): the one-thread implementation
+ * fails it where the reference's threads are faster than its one thread, is UNSTABLE (not a
+ * PASS) where a busy host hides that speedup, and a scaling one passes; a case whose reference
+ * shows no effect does not stop sampling early.
+ */
+static const struct metric_def three_metrics[] = {{"impl", "ms", LOWER_IS_BETTER},
+						  {"ref", "ms", LOWER_IS_BETTER},
+						  {"one", "ms", LOWER_IS_BETTER}};
+static const struct case_def scaling_case[] = {{.name = "s",
+						.group = "g",
+						.kind = CASE_PERF,
+						.metrics = three_metrics,
+						.n_metrics = 3,
+						.run = no_run}};
+static const struct suite_def scaling_suite = {.name = "fake", .cases = scaling_case, .n_cases = 1};
+static const char scaling_rules[] =
+    "version = 1;\n"
+    "gates = ({ suite = \"fake\"; name = \"scaling\"; kind = \"not_slower\"; threshold = 1.1;\n"
+    "  paired = true; why = \"scales as the reference\";\n"
+    "  a = { case = \"fake.g.s\"; metric = \"impl\"; }; b = { case = \"fake.g.s\"; metric = "
+    "\"ref\"; };\n"
+    "  effect = { a = { case = \"fake.g.s\"; metric = \"one\"; }; b = { case = \"fake.g.s\"; "
+    "metric = \"ref\"; }; threshold = 1.2; why = \"threads must help\"; }; });\n";
+
+/* The scaling gate on one case of 8 samples a metric at about @impl, @ref and @one ms. */
+static enum case_outcome scaling(const struct rules *rules, double impl, double ref, double one,
+				 bool *unstable, bool *settled, char *msg, size_t len)
+{
+	static const double wobble[8] = {1, 1.01, 0.99, 1.02, 0.98, 1, 1.01, 0.99};
+	double v[3][8];
+	const double at[3] = {impl, ref, one};
+	struct metric_result m[3];
+	struct case_inst in = {.suite = &scaling_suite, .def = &scaling_case[0]};
+	struct case_result r = {.inst = &in, .metrics = m, .outcome = OUTCOME_PASS};
+	const struct suite_def *suites[] = {&scaling_suite};
+	struct gate_results g;
+	enum case_outcome o;
+
+	snprintf(in.name, sizeof(in.name), "s");
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < 8; i++)
+			v[k][i] = at[k] * wobble[(i + 3 * k) % 8];
+		m[k] = (struct metric_result){.def = &three_metrics[k], .v = v[k], .n = 8};
+	}
+	assert_int_equal(gates_evaluate(rules, suites, 1, &r, 1, NULL, &g), 0);
+	assert_int_equal(g.rows.n, 1);
+	o = g.rows.results[0].outcome;
+	*unstable = g.rows.results[0].unstable;
+	snprintf(msg, len, "%s", g.rows.results[0].message ? g.rows.results[0].message : "");
+	*settled = gates_settled(rules, &r, false, 1);
+	gates_release(&g);
+	return o;
+}
+
+static void test_effect(void **state)
+{
+	struct rules rules;
+	struct mg_err err;
+	bool unstable, settled;
+	char msg[1500];
+
+	(void)state;
+	if (rules_parse(&rules, scaling_rules, "fake", &err))
+		fail_msg("%s", err.msg);
+	/* Quiet: the reference 1.75x as fast as its one thread; a one-thread impl fails. */
+	assert_int_equal(scaling(&rules, 175, 100, 175, &unstable, &settled, msg, sizeof(msg)),
+			 OUTCOME_FAIL);
+	assert_false(unstable);
+	/* Busy (the measured 142 ms against 96): no speedup to lack; UNSTABLE, never PASS. */
+	assert_int_equal(scaling(&rules, 96, 142, 140, &unstable, &settled, msg, sizeof(msg)),
+			 OUTCOME_FAIL);
+	assert_true(unstable);
+	assert_false(settled);
+	assert_non_null(strstr(msg, "UNSTABLE: the reference does not show"));
+	assert_non_null(strstr(msg, "one / ref of s = 0.98"));
+	assert_non_null(strstr(msg, "threads must help"));
+	/* Quiet and scaling as the reference does: PASS, and the case may stop early. */
+	assert_int_equal(scaling(&rules, 100, 100, 175, &unstable, &settled, msg, sizeof(msg)),
+			 OUTCOME_PASS);
+	assert_false(unstable);
+	assert_true(settled);
+	rules_release(&rules);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +311,7 @@ int main(void)
 	    cmocka_unit_test(test_recorded_linear_fails),
 	    cmocka_unit_test(test_synthetic_verdicts),
 	    cmocka_unit_test(test_evaluate),
+	    cmocka_unit_test(test_effect),
 	};
 
 	return cmocka_run_group_tests_name("gate", tests, NULL, NULL);
