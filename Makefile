@@ -221,7 +221,7 @@ kvm-guest: all
 
 check: deps
 	@$(MAKE) --no-print-directory all $(TESTS) $(TSAN_TEST)
-	@MEMGATE_SAN=$(SAN) MEMGATE_QEMU_NEW=$(QEMU_NEW) sh tests/run.sh $(B) $(TESTS) tests/layers.sh tests/names.sh tests/licence.sh tests/install.sh tests/guest_kit.sh tests/tree_ab.sh $(TSAN_TEST)
+	@MEMGATE_SAN=$(SAN) MEMGATE_QEMU_NEW=$(QEMU_NEW) sh tests/run.sh $(B) $(TESTS) tests/layers.sh tests/names.sh tests/licence.sh tests/install.sh tests/guest_kit.sh tests/tree_ab.sh tests/tree_bisect.sh $(TSAN_TEST)
 
 # The tests again under AddressSanitizer and UBSan (objects under build-asan/).
 asan:

@@ -11,23 +11,9 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-kind=${1:-}
-case "$kind" in
-qemu | kernel) shift ;;
--h | --help)
-	echo "usage: ci/tree-ab.sh qemu|kernel [-C REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]"
-	echo "  (ci/tree-ab.sh KIND --help: the options of each kind)"
-	exit 0
-	;;
-*)
-	echo "usage: ci/tree-ab.sh qemu|kernel [-C REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]" >&2
-	exit 2
-	;;
-esac
-prog=$kind-ab
-work_var=MEMGATE_$(echo "$kind" | tr '[:lower:]' '[:upper:]')_AB_WORK
 . "$here/tree.sh"
-. "$here/$kind/tree.sh"
+tree_kind tree-ab "ci/tree-ab.sh qemu|kernel [-C REPO] [-o OUT] PARENT HEAD [-- AB_OPTIONS...]" "$@"
+shift
 
 usage() {
 	kind_usage

@@ -16,6 +16,28 @@
 tree_marker=.memgate-tree
 tree_tmps=""
 
+# tree_kind DRIVER USAGE "$@": the kind of tree (qemu, kernel) a driver (tree-ab, tree-side,
+# tree-bisect) was asked for, its first word: $kind, $prog (for messages), $work_var (the
+# name of the work folder's variable, one for the three drivers of a kind), the kind's part
+# (ci/KIND/tree.sh) sourced. Without a kind: USAGE, exit 2 (asked for with -h: exit 0).
+tree_kind() {
+	case "${3:-}" in
+	qemu | kernel) kind=$3 ;;
+	-h | --help)
+		echo "usage: $2"
+		echo "  (ci/$1.sh KIND --help: the options of each kind)"
+		exit 0
+		;;
+	*)
+		echo "usage: $2" >&2
+		exit 2
+		;;
+	esac
+	prog=$kind-${1#tree-}
+	work_var=MEMGATE_$(echo "$kind" | tr '[:lower:]' '[:upper:]')_AB_WORK
+	. "$here/$kind/tree.sh"
+}
+
 # tree_fail STATUS WORDS...: WORDS on stderr, then exit STATUS.
 tree_fail() {
 	st=$1
@@ -78,12 +100,16 @@ tree_start() {
 		*) usage ;;
 		esac
 	done
-	tree_shift=$((OPTIND + 1))
+	# One commit (a side: ci/tree-side.sh) or two.
+	nargs=${tree_nargs:-2}
+	tree_shift=$((OPTIND + nargs - 1))
 	shift $((OPTIND - 1))
-	[ $# -ge 2 ] || usage
+	[ $# -ge "$nargs" ] || usage
 	parent=$1
-	head=$2
-	[ "${3:-}" != "--" ] || tree_shift=$((tree_shift + 1))
+	head=$1
+	[ "$nargs" = 1 ] || head=$2
+	shift "$nargs"
+	[ "${1:-}" != "--" ] || tree_shift=$((tree_shift + 1))
 	tree_what="$parent..$head"
 	memgate=${MEMGATE:-$here/../build/memgate}
 	[ -x "$memgate" ] ||
@@ -148,9 +174,10 @@ tree_out() {
 	tree_tmp tree_log "$(mktemp "$out/.builds.txt.XXXXXX")" || tree_die "-o $1: cannot write in it"
 }
 
-# tree_note LINE: LINE on stdout and in OUT/builds.txt (a new file renamed over the old).
+# tree_note LINE: LINE on stdout (a side's driver: stderr, its stdout is the side) and in
+# OUT/builds.txt (a new file renamed over the old).
 tree_note() {
-	echo "$1"
+	echo "$1" >&"${tree_note_fd:-1}"
 	echo "$1" >>"$tree_log"
 	t=$(mktemp "$out/.builds.txt.XXXXXX") && cat "$tree_log" >"$t" && mv -Tf -- "$t" "$out/builds.txt"
 }
@@ -206,6 +233,10 @@ tree_work() {
 			printf 'memgate %s\nThe work folder of ci/%s-ab.sh: its clone, build folder and kept builds.\n' \
 				"$1" "$1" >"$t" && mv -Tf -- "$t" "$work/$tree_marker" ||
 			tree_die "$work_var=$2: cannot write in the folder"
+	fi
+	# A bisect (ci/tree-bisect.sh) holds the lock for the sides it has built: they are its.
+	if [ "${MEMGATE_TREE_HELD:-}" = "$work" ]; then
+		return 0
 	fi
 	exec 9>>"$work/.lock"
 	if ! flock -n 9; then
@@ -276,7 +307,7 @@ tree_kept() {
 # $tree_clean (git clean's options between commits), $tree_how (for the note), and
 # kind_compile NAME (the checked-out source built in $dir, $how set when it was configured
 # anew; on failure it says why with the end of its logs) and kind_collect DIR (what is kept).
-# A side that does not build is exit 4.
+# A side that does not build is exit 4 (a side's driver: $tree_nobuild_status).
 tree_build() {
 	tree_commit "$1" "$2"
 	keep=$work/$kind-$tree
@@ -289,7 +320,7 @@ tree_build() {
 	tree_checkout "$commit" "$tree_clean"
 	start=$(date +%s)
 	how=incremental
-	kind_compile "$2" || exit 4
+	kind_compile "$2" || exit "${tree_nobuild_status:-4}"
 	tree_verify
 	tree_tmp new "$(mktemp -d "$work/.$kind.XXXXXX")"
 	kind_collect "$new"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "session/ab.h"
+#include "session/bisect.h"
 #include "session/model.h"
 #include "session/vm.h"
 #include "session/session.h"
@@ -60,10 +61,11 @@ struct cli_model {
  * calibrate hand the session, vm memgate vm's guest, and the rest their command's own.
  */
 struct cli {
-	bool help;		   /* -h, --help: the command's usage was asked for */
-	struct session_config cfg; /* the job (session/session.h) */
-	struct session_ab ab;	   /* ab, calibrate (session/ab.h) */
-	struct session_vm vm;	   /* vm (session/vm.h) */
+	bool help;		      /* -h, --help: the command's usage was asked for */
+	struct session_config cfg;    /* the job (session/session.h) */
+	struct session_ab ab;	      /* ab, calibrate (session/ab.h) */
+	struct session_vm vm;	      /* vm (session/vm.h) */
+	struct session_bisect bisect; /* bisect (session/bisect.h) */
 	struct cli_hw hw;
 	struct cli_list list;
 	struct cli_compare compare;
@@ -169,6 +171,9 @@ int cli_cmd_case_exec(int argc, char **argv);
 int cli_cmd_rules(int argc, char **argv);
 /** cli_cmd_ab() - `memgate ab`: is head slower than base, round by round. */
 int cli_cmd_ab(int argc, char **argv);
+/** cli_cmd_bisect() - `memgate bisect`: the first bad commit of a regression. */
+int cli_cmd_bisect(int argc, char **argv);
+
 /** cli_cmd_compare() - `memgate compare`: a results file judged against earlier ones. */
 int cli_cmd_compare(int argc, char **argv);
 /** cli_cmd_baseline() - `memgate baseline add`: a results file filed in a history. */

@@ -440,6 +440,14 @@ static const struct cli_opt *const ab_opts[] = {
     NULL,
 };
 
+static const struct cli_opt *const bisect_opts[] = {
+    &opt_SIDE_OF,    &opt_COMMITS,    &opt_STATE,     &opt_FROM_AB, &opt_METRIC,
+    &opt_MAX_ROUNDS, &opt_SAMPLES_AB, &opt_WARMUP_AB, &opt_QUICK,   &opt_LONG,
+    &opt_TIMEOUT_AB, &opt_SEED,	      &opt_REPORT,    &opt_JUNIT,   &opt_JUNIT_STYLE,
+    &opt_JSON,	     &opt_HTML,	      &opt_LABEL,     &opt_RULES,   &opt_SIZE,
+    &opt_COUNTER,    &opt_NO_VERIFY,  &opt_HELP,      NULL,
+};
+
 static const struct cli_opt *const calibrate_opts[] = {
     &opt_HISTORY,
     &opt_RUNS_CALIBRATE,
@@ -548,6 +556,16 @@ const struct cli_command cli_commands[] = {
 	.opts = ab_opts,
 	OWN(ab),
 	.run = cli_cmd_ab,
+    },
+    {
+	.name = "bisect",
+	.summary = "the first commit of a range on which a regression appears, per metric:\n"
+		   "each commit the search asks for built by --side-of and measured as ab\n"
+		   "measures a side, rounds until it is told good or bad (else unknown); the\n"
+		   "first bad commit checked by an ab against its parent",
+	.opts = bisect_opts,
+	OWN(bisect),
+	.run = cli_cmd_bisect,
     },
     {
 	.name = "calibrate",

@@ -92,14 +92,53 @@ static int measure(const struct bisect *bs, const struct bisect_ops *ops, size_t
 	return ret;
 }
 
+static const char *class_name(enum bisect_class c)
+{
+	static const char *const names[] = {"untried", "good", "bad", "unknown", "skip"};
+
+	return names[c];
+}
+
+/* The step's line on the log: the commit, its build, each metric it was classed for with its
+ * figure (the median of its rounds), the rounds; @label in place of "step N" (GOOD, BAD). */
+static void log_step(const struct bisect *bs, const struct bisect_ops *ops, size_t idx,
+		     const bool *open, unsigned int rounds, const char *label)
+{
+	const struct bisect_figures *f = &bs->figs[idx];
+	const char *said = ops->describe ? ops->describe(ops->arg, idx) : "";
+
+	if (!ops->log)
+		return;
+	if (label)
+		fprintf(ops->log, "%s", label);
+	else
+		fprintf(ops->log, "step %zu", bs->steps);
+	fprintf(ops->log, ": %s:%s%s", ops->commit_names ? ops->commit_names[idx] : "?",
+		*said ? " " : "", said);
+	for (size_t m = 0; m < bs->n_metrics; m++) {
+		if (!open[m])
+			continue;
+		if (f->n[m])
+			fprintf(ops->log, "; %s %.6g %s", bs->metrics[m].name,
+				stats_median(f->v[m], f->n[m]), class_name(bs->cls[idx][m]));
+		else
+			fprintf(ops->log, "; %s %s", bs->metrics[m].name,
+				class_name(bs->cls[idx][m]));
+	}
+	fprintf(ops->log, " (%u round%s)\n", rounds, rounds == 1 ? "" : "s");
+	fflush(ops->log);
+}
+
 /* GOOD and BAD, measured until each metric's change is shown or the rounds run out. */
 static int measure_ends(struct bisect *bs, const struct bisect_ops *ops)
 {
 	int ret = 0;
+	unsigned int rounds = 0;
 
 	for (unsigned int r = 0; !ret && r < ops->max_rounds; r++) {
 		bool all_shown = true;
 
+		rounds++;
 		ret = measure(bs, ops, 0);
 		if (!ret)
 			ret = measure(bs, ops, bs->n - 1);
@@ -118,6 +157,14 @@ static int measure_ends(struct bisect *bs, const struct bisect_ops *ops)
 		bs->answer[m] = (struct bisect_answer){.no_change = !c || !shown, .hi = bs->n - 1};
 		bs->cls[0][m] = BISECT_GOOD;
 		bs->cls[bs->n - 1][m] = BISECT_BAD;
+	}
+	if (!ret) {
+		bool all[BISECT_MAX_METRICS];
+
+		for (size_t m = 0; m < BISECT_MAX_METRICS; m++)
+			all[m] = true;
+		log_step(bs, ops, 0, all, rounds, "GOOD");
+		log_step(bs, ops, bs->n - 1, all, rounds, "BAD");
 	}
 	return ret;
 }
@@ -162,29 +209,6 @@ static bool classify_step(struct bisect *bs, size_t idx, const bool *open)
 	return unknown;
 }
 
-static const char *class_name(enum bisect_class c)
-{
-	static const char *const names[] = {"untried", "good", "bad", "unknown", "skip"};
-
-	return names[c];
-}
-
-/* The step's line on the log: the commit, each metric it was classed for, the rounds. */
-static void log_step(const struct bisect *bs, const struct bisect_ops *ops, size_t idx,
-		     const bool *open, unsigned int rounds)
-{
-	if (!ops->log)
-		return;
-	fprintf(ops->log, "step %zu: %s:", bs->steps,
-		ops->commit_names ? ops->commit_names[idx] : "?");
-	for (size_t m = 0; m < bs->n_metrics; m++)
-		if (open[m])
-			fprintf(ops->log, " %s %s", bs->metrics[m].name,
-				class_name(bs->cls[idx][m]));
-	fprintf(ops->log, " (%u round%s)\n", rounds, rounds == 1 ? "" : "s");
-	fflush(ops->log);
-}
-
 /* Commit @idx measured until each metric it can narrow is classed, then the ranges narrowed. */
 static int step(struct bisect *bs, const struct bisect_ops *ops, size_t idx)
 {
@@ -210,7 +234,7 @@ static int step(struct bisect *bs, const struct bisect_ops *ops, size_t idx)
 		else if (open[m] && bs->cls[idx][m] == BISECT_BAD)
 			bs->answer[m].hi = idx;
 	}
-	log_step(bs, ops, idx, open, rounds);
+	log_step(bs, ops, idx, open, rounds, NULL);
 	return 0;
 }
 

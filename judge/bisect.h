@@ -55,6 +55,8 @@ struct bisect_ops {
 	/* One line a step on @log (NULL: none): commit, class per metric, rounds. */
 	FILE *log;
 	const char *const *commit_names; /* for the log: short hash and subject, per index */
+	/* What the log says of commit @idx besides its figures (its build), "" for nothing. */
+	const char *(*describe)(void *arg, size_t idx);
 };
 
 /* A metric's answer. */

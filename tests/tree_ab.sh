@@ -10,20 +10,13 @@
 # usage: tests/tree_ab.sh   (the build directory from $MEMGATE_SAN, as check did)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=build
-[ "${MEMGATE_SAN:-}" = asan ] && build=build-asan
-base=$(mktemp -d "${TMPDIR:-/tmp}/memgate-tree-ab.XXXXXX")
-trap 'rm -rf "$base"' EXIT
+name=tree-ab
+. "$top/tests/trees.sh"
 # The repositories, the reports and memgate are at paths with a space and a quote; the work
 # folders not (the builds refuse such paths: tested).
 t="$base/w o'rk"
 mkdir -p "$t/bin"
-. "$top/tests/tap.sh"
 echo "1..14"
-
-export GIT_AUTHOR_NAME=memgate GIT_AUTHOR_EMAIL=memgate@localhost
-export GIT_COMMITTER_NAME=memgate GIT_COMMITTER_EMAIL=memgate@localhost
-export MEMGATE_TREE_WAIT=120
 
 # A made-up tree of KIND in DIR with one commit an ID (names of tests/fixtures/guests).
 tree() {
