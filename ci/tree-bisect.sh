@@ -39,39 +39,45 @@ tree_start "$kind" "$@"
 shift "$tree_shift"
 good=$parent
 bad=$head
-kind_setup
-
-# What to bisect: named among the options, or the ab of GOOD and BAD's regressions.
-named=""
-for a in "$@"; do
-	case "$a" in
-	--metric | --metric=* | --from-ab | --from-ab=*) named=1 ;;
-	esac
-done
-if [ -z "$named" ]; then
-	tree_build GOOD "$good"
-	base=$product
-	tree_build BAD "$bad"
-	tree_ab "$(kind_side "$base")" "$(kind_side "$product")" \
-		-s "$kind_suite" --label "$kind-bisect $good..$bad"
-	case "$status" in
-	0)
-		tree_note "$prog: the ab of $good and $bad judged no regression: nothing to bisect"
-		exit 0
-		;;
-	1) ;;
-	*) exit "$status" ;;
-	esac
-	set -- --from-ab "$out/ab.json" "$@"
-fi
-
-# The range: GOOD, then each commit of its first-parent path to BAD.
 tree_commit GOOD "$good"
 g=$commit
 tree_commit BAD "$bad"
 b=$commit
 git -C "$repo" merge-base --is-ancestor "$g" "$b" ||
 	tree_die "GOOD $good is not an ancestor of BAD $bad: nothing to bisect between them"
+kind_setup
+
+# What to bisect: named among the options, or the ab of GOOD and BAD's regressions: this job's,
+# or the one an interrupted job of the same two commits finished (OUT/ab.range says which).
+named=""
+for a in "$@"; do
+	case "$a" in
+	--metric | --metric=* | --from-ab | --from-ab=*) named=1 ;;
+	esac
+done
+if [ -z "$named" ] && [ -f "$out/ab.json" ] &&
+	[ "$(cut -d' ' -f1,2 "$out/ab.range" 2>/dev/null)" = "$g $b" ]; then
+	status=$(cut -d' ' -f3 "$out/ab.range")
+	tree_note "$prog: the ab of GOOD and BAD done already: $out/ab.json (exit $status)"
+elif [ -z "$named" ]; then
+	tree_build GOOD "$good"
+	base=$product
+	tree_build BAD "$bad"
+	tree_ab "$(kind_side "$base")" "$(kind_side "$product")" \
+		-s "$kind_suite" --label "$kind-bisect $good..$bad"
+	t=$(mktemp "$out/.ab.range.XXXXXX") && echo "$g $b $status" >"$t" && mv -Tf -- "$t" "$out/ab.range"
+fi
+case "$named${status:-}" in
+1*) ;;
+0)
+	tree_note "$prog: the ab of $good and $bad judged no regression: nothing to bisect"
+	exit 0
+	;;
+*) exit "$status" ;;
+esac
+[ -n "$named" ] || set -- --from-ab "$out/ab.json" "$@"
+
+# The range: GOOD, then each commit of its first-parent path to BAD.
 tree_tmp commits_tmp "$(mktemp "$out/.commits.tsv.XXXXXX")"
 fmt='%H%x09%s%x09%an <%ae>'
 {

@@ -172,6 +172,10 @@ tree_out() {
 		fi
 	done
 	tree_tmp tree_log "$(mktemp "$out/.builds.txt.XXXXXX")" || tree_die "-o $1: cannot write in it"
+	# A side of a bisect (ci/tree-side.sh) adds its line to what the bisect wrote so far.
+	if [ "${tree_nargs:-2}" = 1 ] && [ -f "$out/builds.txt" ]; then
+		cat -- "$out/builds.txt" >"$tree_log"
+	fi
 }
 
 # tree_note LINE: LINE on stdout (a side's driver: stderr, its stdout is the side) and in

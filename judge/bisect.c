@@ -118,11 +118,15 @@ static void log_step(const struct bisect *bs, const struct bisect_ops *ops, size
 	for (size_t m = 0; m < bs->n_metrics; m++) {
 		if (!open[m])
 			continue;
+		const char *c = strchr(bs->metrics[m].case_name, '.');
+
+		/* "memslots[slots=509]:kvm.insert.median": the case without its suite and group. */
+		c = c && strchr(c + 1, '.') ? strchr(c + 1, '.') + 1 : bs->metrics[m].case_name;
 		if (f->n[m])
-			fprintf(ops->log, "; %s %.6g %s", bs->metrics[m].name,
+			fprintf(ops->log, "; %s:%s %.6g %s", c, bs->metrics[m].name,
 				stats_median(f->v[m], f->n[m]), class_name(bs->cls[idx][m]));
 		else
-			fprintf(ops->log, "; %s %s", bs->metrics[m].name,
+			fprintf(ops->log, "; %s:%s %s", c, bs->metrics[m].name,
 				class_name(bs->cls[idx][m]));
 	}
 	fprintf(ops->log, " (%u round%s)\n", rounds, rounds == 1 ? "" : "s");

@@ -6,6 +6,19 @@
 
 #include "judge/bisect.h"
 
+/* @s as one word of a POSIX shell: in single quotes, each of its own as '\\''. */
+static void quoted(const char *s, FILE *out)
+{
+	fputc('\'', out);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*s, out);
+	}
+	fputc('\'', out);
+}
+
 /* A commit's figure of metric @m: the geometric mean of its rounds, their spread in percent. */
 static void figure(const struct bisect_figures *f, size_t m, double *mean, double *sd_pct)
 {
@@ -88,7 +101,10 @@ void bisect_report(const struct bisect *bs, const struct bisect_commit *commits,
 				bs->metrics[m].case_name, bs->metrics[m].name,
 				100 * bs->metrics[m].tolerance);
 	fprintf(out,
-		"host: %s\nto reproduce, memgate ab of the culprit against its parent:\n"
-		"  --base '%s'\n  --head '%s'\n",
-		host, base_cmd, head_cmd);
+		"host: %s\nto reproduce, memgate ab of the culprit against its parent:\n  --base ",
+		host);
+	quoted(base_cmd, out);
+	fputs("\n  --head ", out);
+	quoted(head_cmd, out);
+	fputc('\n', out);
 }

@@ -99,7 +99,7 @@ static int add_metric(struct bs_job *j, const char *key, double tol, enum metric
 	return 0;
 }
 
-/* The metrics an ab's results @path judged REGRESSION: each with that ab's tolerance. */
+/* The gated metrics an ab's results @path judged REGRESSION, each with that ab's tolerance. */
 static int metrics_from_ab(struct bs_job *j, const char *path)
 {
 	json_error_t e;
@@ -119,9 +119,19 @@ static int metrics_from_ab(struct bs_job *j, const char *path)
 		char key[320];
 		double base, head;
 
+		/* A gated regression fails; a reported one (SKIP) is context. */
 		if (strcmp(ab_side_string(json_object_get(c, "suite")), "ab") ||
+		    strcmp(ab_side_string(json_object_get(c, "outcome")), "FAIL") ||
 		    strcmp(verdict, "regression"))
 			continue;
+		if (j->n_m == BISECT_MAX_METRICS) {
+			fprintf(
+			    stderr,
+			    "memgate: bisect: --from-ab %s: more than %d regressions: the first "
+			    "%d are followed\n",
+			    path, BISECT_MAX_METRICS, BISECT_MAX_METRICS);
+			break;
+		}
 		snprintf(key, sizeof(key), "%s.%s", ab_side_string(json_object_get(c, "group")),
 			 ab_side_string(json_object_get(c, "case")));
 		base = strtod(ab_side_string(json_object_get(p, "base_median")), NULL);
@@ -254,12 +264,12 @@ static int write_text(const char *path, const char *text)
  */
 static int open_state(struct bs_job *j)
 {
-	char marker[600], want[1024];
+	char marker[600], want[1024], line[1030];
 	const char *dir = j->b->state;
 
 	if (!dir)
 		return tmpdir_make(j->state, sizeof(j->state), "bisect") ? EXIT_HARNESS : 0;
-	state_id(j, want, sizeof(want) - 1); /* room for its newline */
+	state_id(j, want, sizeof(want));
 	snprintf(marker, sizeof(marker), "%s/%s", dir, BS_MARKER);
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return session_usage_error("--state %s: %s", dir, strerror(errno));
@@ -274,8 +284,8 @@ static int open_state(struct bs_job *j)
 		return session_usage_error("--state %s: too long a path", dir);
 	if (mkdir(j->state, 0755) && errno != EEXIST)
 		return session_usage_error("--state %s: %s", j->state, strerror(errno));
-	strcat(want, "\n");
-	if (write_text(state_file(j, NULL, "measured-with", marker, sizeof(marker)), want))
+	snprintf(line, sizeof(line), "%s\n", want);
+	if (write_text(state_file(j, NULL, "measured-with", marker, sizeof(marker)), line))
 		return session_usage_error("--state %s: cannot write in it", j->state);
 	return 0;
 }
@@ -388,7 +398,8 @@ static int build_side(struct bs_job *j, struct bs_commit *c)
 		return EXIT_HARNESS;
 	}
 	c->built = true;
-	snprintf(c->said, sizeof(c->said), "built in %.0f s", (double)(util_now_ns() - t0) / 1e9);
+	snprintf(c->said, sizeof(c->said), "side ready in %.0f s",
+		 (double)(util_now_ns() - t0) / 1e9);
 	return 0;
 }
 
@@ -538,13 +549,15 @@ static int take_figures(struct bs_job *j, const struct hist_run *r, double *v, s
 static int keep_figures(struct bs_job *j, const struct bs_commit *c, const double *v)
 {
 	char path[700];
+	int ret;
 	FILE *f = fopen(state_file(j, c->hash, "figures", path, sizeof(path)), "ae");
 
 	if (!f)
 		return -errno;
 	for (size_t m = 0; m < j->n_m; m++)
 		fprintf(f, "%s:%s\t%.17g\n", j->m[m].case_name, j->m[m].name, v[m]);
-	return fflush(f) || fsync(fileno(f)) || fclose(f) ? -EIO : 0;
+	ret = fflush(f) || fsync(fileno(f)) ? -EIO : 0;
+	return fclose(f) ? -EIO : ret;
 }
 
 /* Commit @c's side, parsed and asked the protocol, into @s; 0 or an exit status, said. */
@@ -567,7 +580,7 @@ static int measure_round(struct bs_job *j, struct bs_commit *c, struct bisect_fi
 	struct ab_side s;
 	struct hist_run r;
 	struct mg_err err = {0};
-	double v[BISECT_MAX_METRICS];
+	double v[BISECT_MAX_METRICS] = {0};
 	int ret;
 
 	if ((ret = side_ready(j, c, &s)))
@@ -626,19 +639,6 @@ static const char *describe(void *arg, size_t idx)
 	return ((struct bs_job *)arg)->c[idx].said;
 }
 
-/* @s with glob's special characters escaped, for -k. */
-static void glob_escape(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	for (; *s && n + 2 < len; s++) {
-		if (strchr("[]*?\\", *s))
-			buf[n++] = '\\';
-		buf[n++] = *s;
-	}
-	buf[n] = '\0';
-}
-
 /* Run @argv with its output into @log until it ends (or a stop signal); its wait status. */
 static int spawn_to(const char *const *argv, const char *log)
 {
@@ -682,10 +682,40 @@ static const char *ab_verdict(const char *path, const char *key, char *buf, size
 	return buf;
 }
 
-/* memgate ab's words for the culprit's check: this memgate, the two sides, metric @mt's case
- * alone, the options the bisect's runs had (not its --case), the rules, @json. */
-static int verify_argv(const struct bs_job *j, const struct bisect_metric *mt, size_t lo, size_t hi,
-		       const char **argv, char *suite, char *glob, const char *json)
+/*
+ * A -k GLOB matching the cases of the metrics whose first bad commit is @hi: their longest
+ * common beginning, '*' after it when they differ. Written so that a guest's kernel command
+ * line carries it (no backslash): '[', '*' and '?' as "[[]", "[*]" and "[?]".
+ */
+static void culprit_glob(const struct bs_job *j, const struct bisect *bs, size_t hi, char *buf,
+			 size_t len)
+{
+	const char *first = NULL;
+	size_t common = 0, n = 0;
+
+	for (size_t m = 0; m < j->n_m; m++) {
+		const char *c = j->m[m].case_name;
+
+		if (bs->answer[m].no_change || bs->answer[m].hi != hi)
+			continue;
+		if (!first) {
+			first = c;
+			common = strlen(c);
+		}
+		while (common && strncmp(first, c, common))
+			common--;
+	}
+	for (size_t i = 0; first && i < common && n + 4 < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, strchr("[*?", first[i]) ? "[%c]" : "%c",
+				      first[i]);
+	snprintf(buf + n, len - n, "%s", first && first[common] ? "*" : "");
+}
+
+/* memgate ab's words for a culprit's check: this memgate, the culprit's parent @lo and it @hi
+ * as the two sides, the cases of @glob in @suite, the options the bisect's runs had (not their
+ * --case), the rules, @json. */
+static void verify_argv(const struct bs_job *j, size_t lo, size_t hi, const char *suite,
+			const char *glob, const char *json, const char **argv)
 {
 	int argc = 0;
 
@@ -695,8 +725,6 @@ static int verify_argv(const struct bs_job *j, const struct bisect_metric *mt, s
 	argv[argc++] = j->c[lo].side;
 	argv[argc++] = "--head";
 	argv[argc++] = j->c[hi].side;
-	sprintf(suite, "%.*s", (int)strcspn(mt->case_name, "."), mt->case_name);
-	glob_escape(mt->case_name, glob, 600);
 	argv[argc++] = "-s";
 	argv[argc++] = suite;
 	argv[argc++] = "-k";
@@ -714,42 +742,47 @@ static int verify_argv(const struct bs_job *j, const struct bisect_metric *mt, s
 	argv[argc++] = "--json";
 	argv[argc++] = json;
 	argv[argc] = NULL;
-	return argc;
 }
 
 /*
- * Metric @m's culprit @hi checked against its parent @lo by an ab of the two: its verdict
- * word into @buf ("regression": verified). The ab runs once a culprit and case; its results
- * stay in the state folder, so a resumed bisect reads them. "" when it gave none, said.
+ * The first bad commit @hi checked against its parent @lo: one ab of the two over the cases of
+ * every metric it is the culprit of, its results kept in the state folder (a resumed bisect
+ * reads them); each such metric's verdict word into @verdicts ("regression": verified).
  */
-static const char *verify(struct bs_job *j, size_t m, size_t lo, size_t hi, char *buf, size_t len)
+static void verify(struct bs_job *j, const struct bisect *bs, size_t lo, size_t hi,
+		   char (*verdicts)[32])
 {
-	char json[700], log[720], glob[600], suite[64], key[320];
-	const struct bisect_metric *mt = &j->m[m];
+	char json[700], log[720], glob[600], suite[64], name[64], key[320];
 	const char *argv[4 * MAX_SUITE_ARGS + 24];
-	int status = 0;
+	int status = -1;
 
-	snprintf(key, sizeof(key), "verify-%.12s-%s.json", j->c[hi].hash, mt->case_name);
-	state_file(j, NULL, key, json, sizeof(json));
+	snprintf(name, sizeof(name), "verify-%.12s.json", j->c[hi].hash);
+	state_file(j, NULL, name, json, sizeof(json));
 	snprintf(log, sizeof(log), "%.*s.log", (int)strlen(json) - 5, json);
-	snprintf(key, sizeof(key), "%s:%s", mt->case_name, mt->name);
-	if (ab_verdict(json, key, buf, len)[0])
-		return buf;
-	if ((!j->c[lo].built && build_side(j, &j->c[lo])) ||
-	    (!j->c[hi].built && build_side(j, &j->c[hi])))
-		return "";
-	verify_argv(j, mt, lo, hi, argv, suite, glob, json);
-	fprintf(stderr,
-		"memgate: bisect: verifying %s against its parent: memgate ab (its output in "
-		"%s) ...\n",
-		j->c[hi].name, log);
-	status = spawn_to(argv, log);
-	if (!ab_verdict(json, key, buf, len)[0])
-		fprintf(stderr,
-			"memgate: bisect: the ab of %s against its parent judged no %s (status "
-			"%d): see %s\n",
-			j->c[hi].name, key, status, log);
-	return buf;
+	culprit_glob(j, bs, hi, glob, sizeof(glob));
+	for (size_t m = 0; m < j->n_m; m++) {
+		if (bs->answer[m].no_change || bs->answer[m].hi != hi)
+			continue;
+		snprintf(suite, sizeof(suite), "%.*s", (int)strcspn(j->m[m].case_name, "."),
+			 j->m[m].case_name);
+		snprintf(key, sizeof(key), "%s:%s", j->m[m].case_name, j->m[m].name);
+		if (!ab_verdict(json, key, verdicts[m], 32)[0] && status == -1 && !proc_stop &&
+		    (j->c[lo].built || !build_side(j, &j->c[lo])) &&
+		    (j->c[hi].built || !build_side(j, &j->c[hi]))) {
+			verify_argv(j, lo, hi, suite, glob, json, argv);
+			fprintf(stderr,
+				"memgate: bisect: checking %s against its parent: memgate ab -s %s "
+				"-k '%s' (its output in %s) ...\n",
+				j->c[hi].name, suite, glob, log);
+			status = spawn_to(argv, log);
+			ab_verdict(json, key, verdicts[m], 32);
+		}
+		if (!verdicts[m][0])
+			fprintf(stderr,
+				"memgate: bisect: the ab of %s against its parent judged no %s: "
+				"see %s\n",
+				j->c[hi].name, key, log);
+	}
 }
 
 /* Metric @m's row for JUnit, JSON and the console: FAIL naming the first bad commit (or the
@@ -929,9 +962,16 @@ static int search(struct bs_job *j, struct bisect *bs, char (*verdicts)[32])
 			fprintf(stderr, "memgate: bisect: %s\n", strerror(-ret));
 		return ret < 0 ? EXIT_HARNESS : ret;
 	}
-	for (size_t m = 0; m < j->n_m && !j->b->no_verify && !proc_stop; m++)
-		if (!bs->answer[m].no_change && bs->answer[m].hi == bs->answer[m].lo + 1)
-			verify(j, m, bs->answer[m].lo, bs->answer[m].hi, verdicts[m], 32);
+	/* Each culprit once, whatever the number of metrics it is the culprit of. */
+	for (size_t m = 0; m < j->n_m && !j->b->no_verify && !proc_stop; m++) {
+		bool again = false;
+
+		for (size_t k = 0; k < m; k++)
+			again |= !bs->answer[k].no_change && bs->answer[k].hi == bs->answer[m].hi &&
+				 bs->answer[k].lo + 1 == bs->answer[k].hi;
+		if (!again && !bs->answer[m].no_change && bs->answer[m].hi == bs->answer[m].lo + 1)
+			verify(j, bs, bs->answer[m].lo, bs->answer[m].hi, verdicts);
+	}
 	printf("bisect: %zu steps; %u rounds measured now, %u kept from before\n", bs->steps,
 	       j->measured, j->reused);
 	return proc_stop ? 128 + proc_stop : 0;

@@ -74,12 +74,14 @@ ok eval 'rc one 1 && says o1/bisect.log "$(rev 4 | cut -c1-12) breaks the build:
 	says o1/bisect.txt "^commit $(rev 6)\$" && says o1/bisect.txt "slows the insert" &&
 	says o1/bisect.txt "ab of $(rev 6 | cut -c1-12) against its parent: regression" &&
 	says o1/bisect.xml "first bad commit $(rev 6 | cut -c1-12) .*slows the insert.*verified" &&
-	[ "$(grep -c "^step" "$t/o1/bisect.log")" = 3 ]'
+	[ "$(grep -c "^step" "$t/o1/bisect.log")" = 3 ] &&
+	[ "$(grep -c "built in" "$t/o1/builds.txt")" = 4 ]'
 
-what="the same bisect again: every figure kept, no round measured, the same answer"
+what="the same bisect again: its ab and every figure kept, no round measured, the same answer"
 : >"$t/runs"
-kb again "$base/w1" -C "$t/linux" -o "$t/o1" "$(rev 0)" "$(rev 8)" -- --from-ab "$t/o1/ab.json"
+kb again "$base/w1" -C "$t/linux" -o "$t/o1" "$(rev 0)" "$(rev 8)"
 ok eval 'rc again 1 && says o1/bisect.log "0 rounds measured now" &&
+	says again.out "the ab of GOOD and BAD done already" &&
 	says o1/bisect.txt "(instructions, lower is better)" && says o1/bisect.txt "--head .*bzImage" &&
 	says o1/bisect.txt "^commit $(rev 6)\$" && [ "$(runs)" = 0 ]'
 
