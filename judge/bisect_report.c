@@ -100,11 +100,17 @@ void bisect_report(const struct bisect *bs, const struct bisect_commit *commits,
 				"nothing to bisect\n",
 				bs->metrics[m].case_name, bs->metrics[m].name,
 				100 * bs->metrics[m].tolerance);
-	fprintf(out,
-		"host: %s\nto reproduce, memgate ab of the culprit against its parent:\n  --base ",
-		host);
-	quoted(base_cmd, out);
-	fputs("\n  --head ", out);
-	quoted(head_cmd, out);
-	fputc('\n', out);
+	fprintf(out, "host: %s\n", host);
+	/* The sides, when there is a culprit or a range to reproduce. */
+	for (size_t m = 0; m < bs->n_metrics; m++) {
+		if (bs->answer[m].no_change)
+			continue;
+		fputs("to reproduce, memgate ab of the culprit against its parent:\n  --base ",
+		      out);
+		quoted(base_cmd, out);
+		fputs("\n  --head ", out);
+		quoted(head_cmd, out);
+		fputc('\n', out);
+		break;
+	}
 }

@@ -336,7 +336,7 @@ static void test_shipped_primary_metrics(void **state)
 	     {"kvm.flags.median", "instructions", LOWER_IS_BETTER},
 	     true,
 	     0.10},
-	    /* ... and the first insert into an empty VM, which moves 1% between builds. */
+	    /* ... and the ioctls on an empty VM, two-valued between boots by up to 1.5%. */
 	    {"kvm",
 	     "kvm.perf.memslots[slots=1]",
 	     {"kvm.insert.median", "instructions", LOWER_IS_BETTER},
@@ -344,6 +344,11 @@ static void test_shipped_primary_metrics(void **state)
 	     0.02},
 	    {"kvm",
 	     "kvm.perf.memslots[slots=1]",
+	     {"kvm.delete_newest.median", "instructions", LOWER_IS_BETTER},
+	     true,
+	     0.02},
+	    {"kvm",
+	     "kvm.perf.memslots[slots=125]",
 	     {"kvm.delete_newest.median", "instructions", LOWER_IS_BETTER},
 	     true,
 	     0.01},
