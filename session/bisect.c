@@ -60,6 +60,7 @@ struct bs_job {
 	struct bisect_metric m[BISECT_MAX_METRICS];
 	char keys[BISECT_MAX_METRICS][320]; /* "SUITE.CASE:METRIC" */
 	char units[BISECT_MAX_METRICS][32];
+	char suites[BISECT_MAX_METRICS][64]; /* each metric's suite: its report row's group */
 	bool unit_known[BISECT_MAX_METRICS];
 	bool tolerance_known[BISECT_MAX_METRICS];
 	size_t n_m;
@@ -793,14 +794,17 @@ static void metric_row(struct bs_job *j, const struct bisect *bs, size_t m, cons
 	const struct bisect_metric *mt = &j->m[m];
 	const struct bisect_answer *a = &bs->answer[m];
 	const char *dot = strchr(mt->case_name, '.');
-	char suite[64], name[320], msg[1200];
+	char name[320], msg[1200];
 	struct case_def def = {.kind = CASE_CHECK, .doc = ""};
 	struct case_result *r;
 	size_t used;
 
-	snprintf(suite, sizeof(suite), "%.*s", (int)(dot - mt->case_name), mt->case_name);
+	/* The row's group is the metric's suite, kept as long as the job (the set keeps the
+	 * pointer). */
+	snprintf(j->suites[m], sizeof(j->suites[0]), "%.*s", (int)(dot - mt->case_name),
+		 mt->case_name);
 	snprintf(name, sizeof(name), "%s:%s", dot + 1, mt->name);
-	def.group = suite;
+	def.group = j->suites[m];
 	if (!(r = result_set_add(set, NULL, "bisect", name, &def)))
 		return;
 	case_result_add_prop(r, "good", j->c[0].hash);
