@@ -24,39 +24,6 @@
 /* A guest side's whole run, boot to poweroff: memgate vm's own default. */
 #define AB_GUEST_TIMEOUT_S 3600
 
-/* A guest's suite without its prefix: "guest[kernel=6.1.0-28-cloud-amd64].SUITE" is "SUITE". */
-static const char *plain_suite(const char *suite)
-{
-	const char *p = strstr(suite, "].");
-
-	return p ? p + 2 : suite;
-}
-
-/* The key of guest case @hc: its name as a run on the host would give it. */
-static const char *guest_key(const struct hist_case *hc, char *buf, size_t len)
-{
-	char full[512];
-
-	snprintf(full, sizeof(full), "%s.%s.%s", plain_suite(hc->suite), hc->group, hc->name);
-	return case_key(full, buf, len);
-}
-
-static const struct hist_case *guest_case(const struct hist_run *r, const char *key)
-{
-	char buf[256];
-
-	for (size_t i = 0; i < r->n_cases; i++)
-		if (!strcmp(guest_key(&r->cases[i], buf, sizeof(buf)), key))
-			return &r->cases[i];
-	return NULL;
-}
-
-/* The guest's property @name (memgate vm's "vm" object), "" when it did not say. */
-static const char *vm_prop(const struct hist_run *r, const char *name)
-{
-	return ab_side_string(json_object_get(json_object_get(r->root, "vm"), name));
-}
-
 /* KVM_CAP_NR_MEMSLOTS as @r's kvm cases read it in the guest, "?" when none said. */
 static const char *guest_memslots(const struct hist_run *r)
 {
@@ -122,7 +89,7 @@ static int guest_case_make(const struct hist_case *hc, const char *key, bool exa
 	memset(c, 0, sizeof(*c));
 	snprintf(c->key, sizeof(c->key), "%s", key);
 	c->base_name = c->head_name = c->key;
-	c->suite = plain_suite(hc->suite);
+	c->suite = hist_plain_suite(hc->suite);
 	c->simulated = exact;
 	c->cut = -1;
 	c->metrics = calloc(hc->n_metrics + 1, sizeof(*c->metrics));
@@ -143,7 +110,7 @@ static int guest_case_make(const struct hist_case *hc, const char *key, bool exa
 /* @r's figures of @c as side @is_head's of the round under way. */
 static void guest_figures(struct ab_case *c, const struct hist_run *r, bool is_head)
 {
-	const struct hist_case *hc = guest_case(r, c->key);
+	const struct hist_case *hc = hist_guest_case(r, c->key);
 
 	for (size_t m = 0; m < c->n_metrics; m++) {
 		struct ab_metric *am = &c->metrics[m];
@@ -157,7 +124,7 @@ static void guest_figures(struct ab_case *c, const struct hist_run *r, bool is_h
 /* "base's guest (kernel 6.1.0-28-cloud-amd64, 32764 memslots)" into @buf. */
 static const char *guest_said(const struct hist_run *r, const char *role, char *buf, size_t len)
 {
-	const char *k = vm_prop(r, "vm.kernel");
+	const char *k = hist_vm_prop(r, "vm.kernel");
 
 	snprintf(buf, len, "%s's guest (%s%s, KVM_CAP_NR_MEMSLOTS %s)", role,
 		 *k ? "kernel " : "the kit's kernel", k, guest_memslots(r));
@@ -185,18 +152,18 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 		const struct hist_case *hc = &h->cases[i], *bc;
 		struct ab_case *c = &(*cases)[*n];
 
-		guest_key(hc, key, sizeof(key));
+		hist_guest_key(hc, key, sizeof(key));
 		if (strcmp(hc->kind, "perf")) {
 			ab_extra_add(out, hc->suite, hc->group, hc->name,
 				     ab_outcome_of(hc->outcome), hc->message, hc->time_s);
 			continue;
 		}
 		out->perf_listed[1]++;
-		bc = guest_case(b, key);
+		bc = hist_guest_case(b, key);
 		if (!bc) {
 			snprintf(why, sizeof(why), "only %s ran it, not %s: reported, not judged",
 				 hs, bs);
-			ab_extra_add(out, "ab", plain_suite(hc->suite), ab_in_suite(key),
+			ab_extra_add(out, "ab", hist_plain_suite(hc->suite), ab_in_suite(key),
 				     OUTCOME_SKIP, why, 0);
 			continue;
 		}
@@ -205,7 +172,7 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 
 			snprintf(why, sizeof(why), "%s on %s: %s", bad->outcome,
 				 bad == hc ? hs : bs, bad->message ? bad->message : "");
-			ab_extra_add(out, "ab", plain_suite(hc->suite), ab_in_suite(key),
+			ab_extra_add(out, "ab", hist_plain_suite(hc->suite), ab_in_suite(key),
 				     strcmp(bad->outcome, "SKIP") ? OUTCOME_ERROR : OUTCOME_SKIP,
 				     why, 0);
 			continue;
@@ -219,11 +186,11 @@ static int guest_cases(const struct hist_run *b, const struct hist_run *h, bool 
 		if (strcmp(bc->kind, "perf"))
 			continue;
 		out->perf_listed[0]++;
-		if (guest_case(h, guest_key(bc, key, sizeof(key))))
+		if (hist_guest_case(h, hist_guest_key(bc, key, sizeof(key))))
 			continue;
 		snprintf(why, sizeof(why), "only %s ran it, not %s: reported, not judged", bs, hs);
-		ab_extra_add(out, "ab", plain_suite(bc->suite), ab_in_suite(key), OUTCOME_SKIP, why,
-			     0);
+		ab_extra_add(out, "ab", hist_plain_suite(bc->suite), ab_in_suite(key), OUTCOME_SKIP,
+			     why, 0);
 	}
 	return 0;
 }
@@ -366,14 +333,14 @@ static int boot_pair(struct ab_side *base, struct ab_side *head, const struct ab
 static int plan_cases(const struct hist_run runs[2], struct ab_opts *o, struct guest_ab *g,
 		      struct ab_outcome *out, struct mg_err *err)
 {
-	g->exact = !strcmp(vm_prop(&runs[0], "vm.clock"), "icount") &&
-		   !strcmp(vm_prop(&runs[1], "vm.clock"), "icount");
+	g->exact = !strcmp(hist_vm_prop(&runs[0], "vm.clock"), "icount") &&
+		   !strcmp(hist_vm_prop(&runs[1], "vm.clock"), "icount");
 	g->rounds = g->exact ? 2 : g->rounds;
 	snprintf(g->context, sizeof(g->context),
 		 "%s; base's guest: kernel %s, %s; head's guest: kernel %s, %s%s",
-		 o->context ? o->context : "", vm_prop(&runs[0], "vm.kernel"),
-		 vm_prop(&runs[0], "vm.accel"), vm_prop(&runs[1], "vm.kernel"),
-		 vm_prop(&runs[1], "vm.accel"),
+		 o->context ? o->context : "", hist_vm_prop(&runs[0], "vm.kernel"),
+		 hist_vm_prop(&runs[0], "vm.accel"), hist_vm_prop(&runs[1], "vm.kernel"),
+		 hist_vm_prop(&runs[1], "vm.accel"),
 		 g->exact ? "; figures under icount: instruction counts, exact" : "");
 	o->context = g->context;
 	fprintf(stderr, "memgate: ab: %s\n", g->context);

@@ -179,6 +179,39 @@ const struct hist_case *hist_case(const struct hist_run *r, const char *full_nam
 	return NULL;
 }
 
+const char *hist_plain_suite(const char *suite)
+{
+	const char *p = strstr(suite, "].");
+
+	return p ? p + 2 : suite;
+}
+
+const char *hist_guest_key(const struct hist_case *hc, char *buf, size_t len)
+{
+	char full[512];
+
+	snprintf(full, sizeof(full), "%s.%s.%s", hist_plain_suite(hc->suite), hc->group, hc->name);
+	return case_key(full, buf, len);
+}
+
+const struct hist_case *hist_guest_case(const struct hist_run *r, const char *key)
+{
+	char want[256], have[256];
+
+	case_key(key, want, sizeof(want));
+	for (size_t i = 0; i < r->n_cases; i++)
+		if (!strcmp(hist_guest_key(&r->cases[i], have, sizeof(have)), want))
+			return &r->cases[i];
+	return NULL;
+}
+
+const char *hist_vm_prop(const struct hist_run *r, const char *name)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(r->root, "vm"), name));
+
+	return s ? s : "";
+}
+
 const struct hist_metric *hist_metric(const struct hist_case *c, const char *name)
 {
 	for (size_t i = 0; c && i < c->n_metrics; i++)

@@ -61,6 +61,24 @@ void hist_release(struct hist_run *r);
 /** hist_case() - the case of @r that is @full_name (case_key(): whatever its impl), or NULL. */
 const struct hist_case *hist_case(const struct hist_run *r, const char *full_name);
 
+/**
+ * hist_plain_suite() - a guest's suite without its prefix: "guest[kernel=6.1.0-28-cloud-amd64].kvm"
+ * is "kvm"; a suite of the host is itself.
+ */
+const char *hist_plain_suite(const char *suite);
+
+/** hist_guest_key() - the key of case @hc as a run on the host would give it, into @buf. */
+const char *hist_guest_key(const struct hist_case *hc, char *buf, size_t len);
+
+/**
+ * hist_guest_case() - the case of @r whose key, a guest's prefix dropped, is @key's
+ * (case_key()): the case of a run on the host or in a guest (memgate vm) alike; NULL if none.
+ */
+const struct hist_case *hist_guest_case(const struct hist_run *r, const char *key);
+
+/** hist_vm_prop() - @r's guest property @name (memgate vm's "vm" object), "" when none. */
+const char *hist_vm_prop(const struct hist_run *r, const char *name);
+
 /** hist_metric() - the metric named @name of @c, or NULL. */
 const struct hist_metric *hist_metric(const struct hist_case *c, const char *name);
 

@@ -58,9 +58,11 @@ struct bs_job {
 	struct bs_commit *c;
 	size_t n;
 	struct bisect_metric m[BISECT_MAX_METRICS];
-	char keys[BISECT_MAX_METRICS][320]; /* "SUITE.CASE:METRIC" */
+	/* Each metric's key "SUITE.CASE:METRIC" (the state folder's and the ab's name for it),
+	 * its case and its suite (a report row's group), made once by name_metrics(). */
+	char keys[BISECT_MAX_METRICS][320], cases[BISECT_MAX_METRICS][320];
+	char suites[BISECT_MAX_METRICS][64];
 	char units[BISECT_MAX_METRICS][32];
-	char suites[BISECT_MAX_METRICS][64]; /* each metric's suite: its report row's group */
 	bool unit_known[BISECT_MAX_METRICS];
 	bool tolerance_known[BISECT_MAX_METRICS];
 	size_t n_m;
@@ -100,6 +102,19 @@ static int add_metric(struct bs_job *j, const char *key, double tol, enum metric
 	return 0;
 }
 
+/*
+ * Row @c of an ab's results: its metric's key ("kvm.perf.memslots[slots=509]:kvm.insert.median",
+ * its group and case) into @key and its verdict word, or NULL when it is not an A/B row.
+ */
+static const char *ab_row(const json_t *c, char *key, size_t len)
+{
+	if (strcmp(ab_side_string(json_object_get(c, "suite")), "ab"))
+		return NULL;
+	snprintf(key, len, "%s.%s", ab_side_string(json_object_get(c, "group")),
+		 ab_side_string(json_object_get(c, "case")));
+	return ab_side_string(json_object_get(json_object_get(c, "figures"), "verdict"));
+}
+
 /* The gated metrics an ab's results @path judged REGRESSION, each with that ab's tolerance. */
 static int metrics_from_ab(struct bs_job *j, const char *path)
 {
@@ -115,15 +130,13 @@ static int metrics_from_ab(struct bs_job *j, const char *path)
 		ret = session_usage_error("--from-ab %s: not memgate results (no \"cases\")", path);
 	for (i = 0; !ret && i < json_array_size(cs); i++) {
 		json_t *c = json_array_get(cs, i), *p = json_object_get(c, "properties");
-		const char *verdict =
-		    ab_side_string(json_object_get(json_object_get(c, "figures"), "verdict"));
 		char key[320];
+		const char *verdict = ab_row(c, key, sizeof(key));
 		double base, head;
 
 		/* A gated regression fails; a reported one (SKIP) is context. */
-		if (strcmp(ab_side_string(json_object_get(c, "suite")), "ab") ||
-		    strcmp(ab_side_string(json_object_get(c, "outcome")), "FAIL") ||
-		    strcmp(verdict, "regression"))
+		if (!verdict || strcmp(verdict, "regression") ||
+		    strcmp(ab_side_string(json_object_get(c, "outcome")), "FAIL"))
 			continue;
 		if (j->n_m == BISECT_MAX_METRICS) {
 			fprintf(
@@ -133,8 +146,6 @@ static int metrics_from_ab(struct bs_job *j, const char *path)
 			    path, BISECT_MAX_METRICS, BISECT_MAX_METRICS);
 			break;
 		}
-		snprintf(key, sizeof(key), "%s.%s", ab_side_string(json_object_get(c, "group")),
-			 ab_side_string(json_object_get(c, "case")));
 		base = strtod(ab_side_string(json_object_get(p, "base_median")), NULL);
 		head = strtod(ab_side_string(json_object_get(p, "head_median")), NULL);
 		ret = add_metric(j, key,
@@ -145,15 +156,19 @@ static int metrics_from_ab(struct bs_job *j, const char *path)
 	return ret;
 }
 
-/* Its metric names and case names: "kvm.insert.median" and "kvm.perf.memslots[slots=509]". */
+/* Each metric's case, name and suite from its key: "kvm.perf.memslots[slots=509]",
+ * "kvm.insert.median" and "kvm". */
 static void name_metrics(struct bs_job *j)
 {
 	for (size_t i = 0; i < j->n_m; i++) {
-		char *colon = strrchr(j->keys[i], ':');
+		const char *colon = strrchr(j->keys[i], ':');
 
-		*colon = '\0';
+		snprintf(j->cases[i], sizeof(j->cases[0]), "%.*s", (int)(colon - j->keys[i]),
+			 j->keys[i]);
+		snprintf(j->suites[i], sizeof(j->suites[0]), "%.*s", (int)strcspn(j->cases[i], "."),
+			 j->cases[i]);
 		j->m[i].name = colon + 1;
-		j->m[i].case_name = j->keys[i];
+		j->m[i].case_name = j->cases[i];
 	}
 }
 
@@ -329,10 +344,7 @@ static void load_kept(struct bs_job *j, struct bs_commit *c)
 		*tab = '\0';
 		v = strtod(tab + 1, &end);
 		for (size_t m = 0; m < j->n_m && end != tab + 1; m++) {
-			char key[320];
-
-			snprintf(key, sizeof(key), "%s:%s", j->m[m].case_name, j->m[m].name);
-			if (!strcmp(key, line) && c->kept.n[m] < BISECT_MAX_SAMPLES)
+			if (!strcmp(j->keys[m], line) && c->kept.n[m] < BISECT_MAX_SAMPLES)
 				c->kept.v[m][c->kept.n[m]++] = v;
 		}
 	}
@@ -404,23 +416,6 @@ static int build_side(struct bs_job *j, struct bs_commit *c)
 	return 0;
 }
 
-/* The case of @r that is @key, a guest's ("guest[kernel=...].kvm.perf...") as its plain one. */
-static const struct hist_case *find_case(const struct hist_run *r, const char *key)
-{
-	const struct hist_case *hc = hist_case(r, key);
-
-	for (size_t i = 0; !hc && i < r->n_cases; i++) {
-		const char *p = strstr(r->cases[i].suite, "].");
-		char full[512];
-
-		snprintf(full, sizeof(full), "%s.%s.%s", p ? p + 2 : r->cases[i].suite,
-			 r->cases[i].group, r->cases[i].name);
-		if (!strcmp(full, key))
-			hc = &r->cases[i];
-	}
-	return hc;
-}
-
 /* What the state folder keeps of metric @m once learnt: its unit, direction and tolerance, so
  * that a resumed bisect that measures nothing more reports them. */
 static void keep_metric(const struct bs_job *j, size_t m)
@@ -430,7 +425,7 @@ static void keep_metric(const struct bs_job *j, size_t m)
 
 	if (!f)
 		return; /* the report says less; the figures are kept all the same */
-	fprintf(f, "%s:%s\t%s\t%s\t%.17g\n", j->m[m].case_name, j->m[m].name, j->m[m].unit,
+	fprintf(f, "%s\t%s\t%s\t%.17g\n", j->keys[m], j->m[m].unit,
 		j->m[m].better == LOWER_IS_BETTER ? "lower" : "higher", j->m[m].tolerance);
 	fclose(f);
 }
@@ -446,10 +441,7 @@ static void load_metrics(struct bs_job *j)
 		if (sscanf(line, "%319[^\t]\t%31[^\t]\t%7[^\t]\t%lg", key, unit, better, &tol) != 4)
 			continue;
 		for (size_t m = 0; m < j->n_m; m++) {
-			char k[320];
-
-			snprintf(k, sizeof(k), "%s:%s", j->m[m].case_name, j->m[m].name);
-			if (strcmp(k, key) || j->unit_known[m])
+			if (strcmp(j->keys[m], key) || j->unit_known[m])
 				continue;
 			snprintf(j->units[m], sizeof(j->units[0]), "%s", unit);
 			j->m[m].unit = j->units[m];
@@ -469,7 +461,6 @@ static void learn_metric(struct bs_job *j, size_t m, const struct hist_metric *h
 {
 	struct metric_def def = {.name = hm->name};
 	struct tolerance t;
-	char suite[64];
 
 	if (j->unit_known[m])
 		return;
@@ -484,9 +475,7 @@ static void learn_metric(struct bs_job *j, size_t m, const struct hist_metric *h
 	}
 	def.unit = j->units[m];
 	def.better = hm->better;
-	snprintf(suite, sizeof(suite), "%.*s", (int)strcspn(j->m[m].case_name, "."),
-		 j->m[m].case_name);
-	t = rules_tolerance(&j->ss.rules, suite, j->m[m].case_name, &def);
+	t = rules_tolerance(&j->ss.rules, j->suites[m], j->m[m].case_name, &def);
 	j->m[m].better = hm->better;
 	j->m[m].tolerance = t.ab;
 	j->tolerance_known[m] = true;
@@ -528,11 +517,10 @@ static int run_side(struct bs_job *j, struct ab_side *s, struct hist_run *r, str
 /* The round's figure of each metric from @r into @v, and the state folder's line for it. */
 static int take_figures(struct bs_job *j, const struct hist_run *r, double *v, struct mg_err *err)
 {
-	bool icount = !strcmp(
-	    ab_side_string(json_object_get(json_object_get(r->root, "vm"), "vm.clock")), "icount");
+	bool icount = !strcmp(hist_vm_prop(r, "vm.clock"), "icount");
 
 	for (size_t m = 0; m < j->n_m; m++) {
-		const struct hist_case *hc = find_case(r, j->m[m].case_name);
+		const struct hist_case *hc = hist_guest_case(r, j->m[m].case_name);
 		const struct hist_metric *hm = hc ? hist_metric(hc, j->m[m].name) : NULL;
 
 		if (!hc || strcmp(hc->outcome, "PASS") || !hm || !hm->n)
@@ -556,7 +544,7 @@ static int keep_figures(struct bs_job *j, const struct bs_commit *c, const doubl
 	if (!f)
 		return -errno;
 	for (size_t m = 0; m < j->n_m; m++)
-		fprintf(f, "%s:%s\t%.17g\n", j->m[m].case_name, j->m[m].name, v[m]);
+		fprintf(f, "%s\t%.17g\n", j->keys[m], v[m]);
 	ret = fflush(f) || fsync(fileno(f)) ? -EIO : 0;
 	return fclose(f) ? -EIO : ret;
 }
@@ -661,26 +649,34 @@ static int spawn_to(const char *const *argv, const char *log)
 	return ret ? ret : p.status;
 }
 
-/* The verdict word of A/B row @key ("kvm.perf...:kvm.insert.median") in ab results @path,
- * into @buf; "" when the file or the row is not there. */
-static const char *ab_verdict(const char *path, const char *key, char *buf, size_t len)
+/* Is @hi the first bad commit metric @m names? */
+static bool culprit_of(const struct bisect *bs, size_t m, size_t hi)
+{
+	return !bs->answer[m].no_change && bs->answer[m].hi == hi;
+}
+
+/*
+ * The verdict words the ab results @path give each metric whose culprit is @hi, into
+ * @verdicts ("" when the file or its row is not there); how many have none.
+ */
+static size_t read_verdicts(const struct bs_job *j, const struct bisect *bs, size_t hi,
+			    const char *path, char (*verdicts)[32])
 {
 	json_t *root = json_load_file(path, 0, NULL), *cs = json_object_get(root, "cases");
+	size_t missing = 0;
 
-	buf[0] = '\0';
 	for (size_t i = 0; i < json_array_size(cs); i++) {
-		json_t *c = json_array_get(cs, i);
-		char k[320];
+		char key[320];
+		const char *verdict = ab_row(json_array_get(cs, i), key, sizeof(key));
 
-		snprintf(k, sizeof(k), "%s.%s", ab_side_string(json_object_get(c, "group")),
-			 ab_side_string(json_object_get(c, "case")));
-		if (!strcmp(ab_side_string(json_object_get(c, "suite")), "ab") && !strcmp(k, key))
-			snprintf(buf, len, "%s",
-				 ab_side_string(
-				     json_object_get(json_object_get(c, "figures"), "verdict")));
+		for (size_t m = 0; verdict && m < j->n_m; m++)
+			if (culprit_of(bs, m, hi) && !strcmp(j->keys[m], key))
+				snprintf(verdicts[m], 32, "%s", verdict);
 	}
 	json_decref(root);
-	return buf;
+	for (size_t m = 0; m < j->n_m; m++)
+		missing += culprit_of(bs, m, hi) && !verdicts[m][0];
+	return missing;
 }
 
 /*
@@ -697,7 +693,7 @@ static void culprit_glob(const struct bs_job *j, const struct bisect *bs, size_t
 	for (size_t m = 0; m < j->n_m; m++) {
 		const char *c = j->m[m].case_name;
 
-		if (bs->answer[m].no_change || bs->answer[m].hi != hi)
+		if (!culprit_of(bs, m, hi))
 			continue;
 		if (!first) {
 			first = c;
@@ -753,37 +749,33 @@ static void verify_argv(const struct bs_job *j, size_t lo, size_t hi, const char
 static void verify(struct bs_job *j, const struct bisect *bs, size_t lo, size_t hi,
 		   char (*verdicts)[32])
 {
-	char json[700], log[720], glob[600], suite[64], name[64], key[320];
+	char json[700], log[720], glob[600], name[64];
 	const char *argv[4 * MAX_SUITE_ARGS + 24];
-	int status = -1;
+	size_t m = 0;
 
 	snprintf(name, sizeof(name), "verify-%.12s.json", j->c[hi].hash);
 	state_file(j, NULL, name, json, sizeof(json));
 	snprintf(log, sizeof(log), "%.*s.log", (int)strlen(json) - 5, json);
-	culprit_glob(j, bs, hi, glob, sizeof(glob));
-	for (size_t m = 0; m < j->n_m; m++) {
-		if (bs->answer[m].no_change || bs->answer[m].hi != hi)
-			continue;
-		snprintf(suite, sizeof(suite), "%.*s", (int)strcspn(j->m[m].case_name, "."),
-			 j->m[m].case_name);
-		snprintf(key, sizeof(key), "%s:%s", j->m[m].case_name, j->m[m].name);
-		if (!ab_verdict(json, key, verdicts[m], 32)[0] && status == -1 && !proc_stop &&
-		    (j->c[lo].built || !build_side(j, &j->c[lo])) &&
-		    (j->c[hi].built || !build_side(j, &j->c[hi]))) {
-			verify_argv(j, lo, hi, suite, glob, json, argv);
-			fprintf(stderr,
-				"memgate: bisect: checking %s against its parent: memgate ab -s %s "
-				"-k '%s' (its output in %s) ...\n",
-				j->c[hi].name, suite, glob, log);
-			status = spawn_to(argv, log);
-			ab_verdict(json, key, verdicts[m], 32);
-		}
-		if (!verdicts[m][0])
+	while (!culprit_of(bs, m, hi))
+		m++; /* its suite is every such metric's: the glob holds one suite's cases */
+	if (read_verdicts(j, bs, hi, json, verdicts) && !proc_stop &&
+	    (j->c[lo].built || !build_side(j, &j->c[lo])) &&
+	    (j->c[hi].built || !build_side(j, &j->c[hi]))) {
+		culprit_glob(j, bs, hi, glob, sizeof(glob));
+		verify_argv(j, lo, hi, j->suites[m], glob, json, argv);
+		fprintf(stderr,
+			"memgate: bisect: checking %s against its parent: memgate ab -s %s -k '%s' "
+			"(its output in %s) ...\n",
+			j->c[hi].name, j->suites[m], glob, log);
+		spawn_to(argv, log);
+		read_verdicts(j, bs, hi, json, verdicts);
+	}
+	for (m = 0; m < j->n_m; m++)
+		if (culprit_of(bs, m, hi) && !verdicts[m][0])
 			fprintf(stderr,
 				"memgate: bisect: the ab of %s against its parent judged no %s: "
 				"see %s\n",
-				j->c[hi].name, key, log);
-	}
+				j->c[hi].name, j->keys[m], log);
 }
 
 /* Metric @m's row for JUnit, JSON and the console: FAIL naming the first bad commit (or the
@@ -791,21 +783,16 @@ static void verify(struct bs_job *j, const struct bisect *bs, size_t lo, size_t 
 static void metric_row(struct bs_job *j, const struct bisect *bs, size_t m, const char *verdict,
 		       struct result_set *set)
 {
-	const struct bisect_metric *mt = &j->m[m];
 	const struct bisect_answer *a = &bs->answer[m];
-	const char *dot = strchr(mt->case_name, '.');
-	char name[320], msg[1200];
+	char msg[1200];
 	struct case_def def = {.kind = CASE_CHECK, .doc = ""};
 	struct case_result *r;
 	size_t used;
 
-	/* The row's group is the metric's suite, kept as long as the job (the set keeps the
-	 * pointer). */
-	snprintf(j->suites[m], sizeof(j->suites[0]), "%.*s", (int)(dot - mt->case_name),
-		 mt->case_name);
-	snprintf(name, sizeof(name), "%s:%s", dot + 1, mt->name);
+	/* Grouped by the metric's suite (the set keeps the pointer: the job outlives it), named
+	 * by the rest of its key. */
 	def.group = j->suites[m];
-	if (!(r = result_set_add(set, NULL, "bisect", name, &def)))
+	if (!(r = result_set_add(set, NULL, "bisect", j->keys[m] + strlen(j->suites[m]) + 1, &def)))
 		return;
 	case_result_add_prop(r, "good", j->c[0].hash);
 	case_result_add_prop(r, "bad", j->c[j->n - 1].hash);
